@@ -1,0 +1,86 @@
+"""The command line: a thin shell that parses, calls one function, renders, and exits.
+
+Subcommands live in `reconciler.commands` and are imported only when used, so
+`reconciler --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from . import __version__
+from .errors import ExitCode, ReconcilerError
+
+# name -> (module, short help); the help is here so listing commands imports nothing.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("reconciler.commands.validate", "Check specs offline: schema and every platform rule."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module = importlib.import_module(COMMANDS[cmd_name][0])
+        command: click.Command = module.command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="reconciler")
+def root() -> None:
+    """GitOps for Osmosis benchmark runs.
+
+    Specs in git (specs/runs/*.toml, specs/benchmarks/*.toml) are the desired state;
+    reconciler plans the difference against the platform, applies it without ever
+    submitting a run twice, downloads results and renders leaderboards back into git.
+
+    Start with `reconciler validate`, then `reconciler plan`.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    try:
+        root.main(args=argv, prog_name="reconciler", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(ExitCode.ERROR)
+    except ReconcilerError as exc:
+        click.echo(exc.render(), err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except Exception as exc:  # anything else is a bug: say so, briefly
+        if os.environ.get("RECONCILER_DEBUG"):
+            traceback.print_exc()
+        click.echo(
+            f"internal error: {type(exc).__name__}: {exc}\n"
+            "this is a bug in reconciler; rerun with RECONCILER_DEBUG=1 for the traceback",
+            err=True,
+        )
+        sys.exit(ExitCode.ERROR)
+    sys.exit(ExitCode.OK)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command("validate")
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def command(paths: tuple[Path, ...], fmt: str) -> None:
+    """Check specs offline: TOML syntax, schema and every platform rule.
+
+    PATHS are spec files or directories; with none, every spec under the
+    configured specs dir (reconciler.toml `specs_dir`, default `specs/`).
+    Reports every problem as `path:line:col: key: message` and exits 1 on
+    any error; warnings do not fail. Under GitHub Actions it also prints
+    annotation lines so problems show on the pull request diff.
+    """
+    import os
+
+    from ..errors import ExitCode
+    from ..render.diagnostics import render_json, render_text
+    from ..settings import load_project
+    from ..specs.loader import discover, load_specs
+
+    project = load_project()
+    targets = list(paths) or [project.specs_path]
+    files = discover(targets)
+    result = load_specs(files, project.root, project.settings.specs_dir)
+    if fmt == "json":
+        click.echo(render_json(result))
+    else:
+        github = os.environ.get("GITHUB_ACTIONS") == "true"
+        click.echo(render_text(result, github_annotations=github), nl=False)
+    raise SystemExit(ExitCode.ERROR if result.errors else ExitCode.OK)

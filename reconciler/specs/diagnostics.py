@@ -1,0 +1,66 @@
+"""A problem found in a spec, pinned to a file position and a dotted key."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+KeyPath = tuple[str | int, ...]
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+def dotted(path: KeyPath) -> str:
+    """`("agents", 1, "model", "model")` -> `agents[1].model.model`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out or "(file)"
+
+
+class Diagnostic(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    line: int
+    col: int
+    key: str
+    message: str
+    code: str
+    severity: Severity = Severity.ERROR
+    hint: str | None = None
+
+    def render(self) -> str:
+        prefix = f"{self.file}:{self.line}:{self.col}: {self.key}: "
+        if self.severity is Severity.WARNING:
+            prefix += "warning: "
+        text = prefix + self.message
+        if self.hint:
+            text += f" ({self.hint})"
+        return text
+
+    def github_annotation(self) -> str:
+        level = "error" if self.severity is Severity.ERROR else "warning"
+        body = f"{self.key}: {self.message}"
+        if self.hint:
+            body += f" ({self.hint})"
+        return (
+            f"::{level} file={_escape_property(self.file)},line={self.line},col={self.col},"
+            f"title={_escape_property(self.code)}::{_escape_data(body)}"
+        )
+
+
+def _escape_data(text: str) -> str:
+    # GitHub's workflow-command encoding: without it a newline ends the annotation early.
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,274 @@
+"""Files -> validated specs, or diagnostics that point at the line of the offending key."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from . import rules
+from .diagnostics import Diagnostic, KeyPath, Severity, dotted
+from .errors_text import describe_error
+from .models import (
+    BenchmarkDocument,
+    BenchmarkSpec,
+    ProjectSettings,
+    ReconcileTable,
+    RunSpec,
+    default_spec_id,
+)
+from .run_config import RunConfig
+from .toml_positions import Position, key_positions, locate
+
+M = TypeVar("M", bound=BaseModel)
+_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_TOML_TWICE = re.compile(r"Cannot (?:declare|overwrite a value|mutate immutable namespace) \((.*)\)")
+_TOML_EOF = re.compile(r"\s*\(at end of document\)\s*$")
+
+
+@dataclass
+class Document:
+    """A parsed TOML file that remembers where each key was written."""
+
+    path: str
+    data: dict[str, Any]
+    positions: dict[KeyPath, Position]
+    line_count: int
+
+    def at(self, key: KeyPath, code: str, message: str, **kw: Any) -> Diagnostic:
+        line, col = locate(self.positions, key)
+        return Diagnostic(file=self.path, line=line, col=col, key=dotted(key), message=message, code=code, **kw)
+
+
+@dataclass
+class LoadResult:
+    run_specs: list[RunSpec] = field(default_factory=list)
+    benchmark_specs: list[BenchmarkSpec] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    files: int = 0
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.WARNING]
+
+
+def _file_error(path: str, code: str, message: str, line: int = 1, col: int = 1) -> Diagnostic:
+    return Diagnostic(file=path, line=line, col=col, key="(file)", message=message, code=code)
+
+
+def read_document(path: Path, display: str) -> Document | Diagnostic:
+    """Read and parse one TOML file; any failure is a diagnostic, never an exception."""
+    if path.is_dir():
+        return _file_error(display, "NOT_A_FILE", "is a directory, not a spec file; rename it or move it out")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return _file_error(display, "NOT_FOUND", "no such file")
+    except OSError as exc:
+        return _file_error(display, "UNREADABLE", f"cannot be read: {exc.strerror or exc}")
+    if b"\x00" in raw:
+        return _file_error(display, "NOT_TEXT", "is a binary file, not TOML text")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return _file_error(display, "NOT_UTF8", "is not UTF-8 text", line, col)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        match = _TOML_POSITION.search(message)
+        line, col = (int(match.group(1)), int(match.group(2))) if match else (text.count("\n") + 1, 1)
+        if not match and _TOML_EOF.search(message):
+            message = _TOML_EOF.sub("", message) + " at end of file"
+        message = _TOML_POSITION.sub("", message)
+        declared = _TOML_TWICE.match(message)
+        if declared:
+            key = ".".join(re.findall(r"'([^']*)'", declared.group(1)))
+            return Diagnostic(
+                file=display,
+                line=line,
+                col=col,
+                key=key or "(file)",
+                code="TOML_DUPLICATE",
+                message="is declared twice; merge the two into one table or key",
+            )
+        return _file_error(display, "TOML_SYNTAX", f"invalid TOML: {message[:1].lower()}{message[1:]}", line, col)
+    return Document(display, data, key_positions(text), text.count("\n") + 1)
+
+
+def validate_model(doc: Document, model: type[M], data: Any, prefix: KeyPath = ()) -> tuple[M | None, list[Diagnostic]]:
+    try:
+        return model.model_validate(data), []
+    except ValidationError as exc:
+        out: list[Diagnostic] = []
+        seen: set[tuple[str, str]] = set()
+        for err in exc.errors():
+            path, message, code = describe_error(err, model)
+            full = (*prefix, *path)
+            key = (dotted(full), message)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(doc.at(full, code, message))
+        return None, out
+
+
+def load_run_spec(doc: Document, spec_id: str) -> tuple[RunSpec | None, list[Diagnostic]]:
+    data = dict(doc.data)
+    reconcile_raw = data.pop("reconcile", {})
+    config, diags = validate_model(doc, RunConfig, data)
+    reconcile, rdiags = validate_model(doc, ReconcileTable, reconcile_raw, ("reconcile",))
+    rules_on = config
+    pruned: list[KeyPath] = []
+    if config is None:
+        # Schema errors first; then check the rules on what remains once the bad keys are cut out,
+        # so one run of `validate` reports a pasted key next to a typo in another table.
+        rules_on, pruned = _validate_pruned(data)
+    for finding in rules.check(rules_on) if rules_on is not None else []:
+        if any(finding.path[: len(p)] == p for p in pruned):
+            continue
+        diags.append(doc.at(finding.path, finding.code, finding.message, severity=finding.severity, hint=finding.hint))
+    diags += rdiags
+    diags.sort(key=lambda d: (d.line, d.col))
+    if config is None or reconcile is None or any(d.severity is Severity.ERROR for d in diags):
+        return None, diags
+    return RunSpec(id=reconcile.id or spec_id, path=doc.path, config=config, reconcile=reconcile), diags
+
+
+def _validate_pruned(data: dict[str, Any], rounds: int = 4) -> tuple[RunConfig | None, list[KeyPath]]:
+    import copy
+
+    data = copy.deepcopy(data)
+    pruned: list[KeyPath] = []
+    for _ in range(rounds):
+        try:
+            return RunConfig.model_validate(data), pruned
+        except ValidationError as exc:
+            for err in exc.errors():
+                path, _msg, code = describe_error(err, RunConfig)
+                if code == "MISSING" or not _neutralise(data, path, _PLACEHOLDERS.get(err["type"])):
+                    return None, pruned
+                pruned.append(path)
+    return None, pruned
+
+
+# A wrongly typed value is swapped for a harmless one of the right type; findings under it are dropped.
+_PLACEHOLDERS: dict[str, Any] = {
+    "string_type": "PLACEHOLDER",
+    "int_type": 1,
+    "float_type": 1.0,
+    "bool_type": False,
+    "list_type": [],
+    "dict_type": {},
+}
+
+
+def _neutralise(data: Any, path: KeyPath, placeholder: Any) -> bool:
+    node = data
+    for part in path[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
+    last = path[-1] if path else None
+    if isinstance(node, dict) and last in node:
+        if placeholder is None:
+            del node[last]
+        else:
+            node[last] = placeholder
+        return True
+    if isinstance(node, list) and isinstance(last, int) and last < len(node) and placeholder is not None:
+        node[last] = placeholder
+        return True
+    return False
+
+
+def load_benchmark_spec(doc: Document, spec_id: str) -> tuple[BenchmarkSpec | None, list[Diagnostic]]:
+    parsed, diags = validate_model(doc, BenchmarkDocument, doc.data)
+    if parsed is None:
+        return None, diags
+    spec = BenchmarkSpec(
+        id=spec_id,
+        path=doc.path,
+        benchmark=parsed.benchmark,
+        leaderboard=parsed.leaderboard,
+        policy=parsed.policy,
+    )
+    return spec, diags
+
+
+def is_benchmark_document(data: dict[str, Any]) -> bool:
+    return "benchmark" in data and "experiment" not in data
+
+
+def discover(paths: Sequence[Path]) -> list[Path]:
+    """Spec files under `paths`, sorted; a directory ending in .toml is kept so it can be reported."""
+    found: set[Path] = set()
+    for p in paths:
+        if p.is_dir() and p.suffix != ".toml":
+            found.update(q for q in p.rglob("*.toml") if not any(part.startswith(".") for part in q.parts))
+        else:
+            found.add(p)
+    return sorted(found)
+
+
+def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
+    """Load every file; collect all problems across all files (never stop at the first)."""
+    result = LoadResult()
+    ids: dict[str, str] = {}
+    for path in files:
+        result.files += 1
+        display = _display(path, root)
+        doc = read_document(path, display)
+        if isinstance(doc, Diagnostic):
+            result.diagnostics.append(doc)
+            continue
+        spec_id = default_spec_id(display, specs_dir)
+        if is_benchmark_document(doc.data):
+            bspec, diags = load_benchmark_spec(doc, spec_id)
+            result.diagnostics += diags
+            if bspec is not None:
+                result.benchmark_specs.append(bspec)
+            continue
+        spec, diags = load_run_spec(doc, spec_id)
+        result.diagnostics += diags
+        if spec is None:
+            continue
+        if spec.id in ids:
+            key: KeyPath = ("reconcile", "id") if spec.reconcile.id else ()
+            result.diagnostics.append(
+                doc.at(
+                    key,
+                    "DUPLICATE_ID",
+                    f"spec id {spec.id!r} is also used by {ids[spec.id]}; give one a different [reconcile] id",
+                )
+            )
+            continue
+        ids[spec.id] = display
+        result.run_specs.append(spec)
+    return result
+
+
+def load_settings(path: Path, display: str) -> tuple[ProjectSettings | None, list[Diagnostic]]:
+    doc = read_document(path, display)
+    if isinstance(doc, Diagnostic):
+        return None, [doc]
+    return validate_model(doc, ProjectSettings, doc.data)
+
+
+def _display(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()

@@ -1,0 +1,103 @@
+"""Our own tables: `[reconcile]` in run specs, benchmark specs, and `reconciler.toml`."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .run_config import RunConfig
+
+OutputType = Literal["summary", "results", "artifacts", "logs", "all"]
+ALL_OUTPUT_TYPES: tuple[str, ...] = ("summary", "results", "artifacts", "logs")
+SPEC_ID_PATTERN = r"^[a-z0-9][a-z0-9._/-]{0,127}$"
+
+
+class _Table(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ReconcileTable(_Table):
+    state: Literal["running", "stopped"] = "running"
+    on_change: Literal["replace", "queue"] = "replace"
+    download: list[OutputType] = Field(default_factory=lambda: list[OutputType](["summary", "results"]))
+    protect: bool = False
+    id: str | None = Field(default=None, pattern=SPEC_ID_PATTERN)
+
+    def download_types(self) -> tuple[str, ...]:
+        if "all" in self.download:
+            return ALL_OUTPUT_TYPES
+        return tuple(t for t in ALL_OUTPUT_TYPES if t in self.download)
+
+
+class RunSpec(_Table):
+    """A run spec: the platform config plus how reconciler should keep it."""
+
+    id: str
+    path: str
+    config: RunConfig
+    reconcile: ReconcileTable
+
+
+class BenchmarkTable(_Table):
+    ref: str
+
+
+class LeaderboardTable(_Table):
+    output: str
+    rank_by: Literal["pass_at_1", "pass_at_k", "cost_per_task", "time_per_task", "tokens_per_task"] = "pass_at_1"
+    scope: Literal["workspace", "repo"] = "workspace"
+    chart: str | None = None
+    name: str | None = None  # the marker name when rendering into an existing file
+
+
+class PolicyTable(_Table):
+    max_attempts_per_run: int | None = Field(default=None, ge=1)
+    require_smoke: bool = False
+
+
+class BenchmarkDocument(_Table):
+    benchmark: BenchmarkTable
+    leaderboard: LeaderboardTable | None = None
+    policy: PolicyTable = Field(default_factory=PolicyTable)
+
+
+class BenchmarkSpec(_Table):
+    id: str
+    path: str
+    benchmark: BenchmarkTable
+    leaderboard: LeaderboardTable | None
+    policy: PolicyTable
+
+
+class ApplySettings(_Table):
+    max_attempts_per_apply: int | None = Field(default=None, ge=1)
+    prune: bool = False
+    parallelism: int = Field(default=4, ge=1, le=64)
+
+
+class CommitSettings(_Table):
+    author_name: str = "reconciler"
+    author_email: str = "reconciler@users.noreply.github.com"
+
+
+class ProjectSettings(_Table):
+    """`reconciler.toml` at the repository root. Secrets never live here."""
+
+    platform: str | None = None
+    workspace: str | None = None
+    specs_dir: str = "specs"
+    state_file: str = ".reconciler/state.json"
+    apply: ApplySettings = Field(default_factory=ApplySettings)
+    commit: CommitSettings = Field(default_factory=CommitSettings)
+
+
+def default_spec_id(path: str, specs_root: str) -> str:
+    """The path under the specs dir without `.toml`, e.g. `runs/tb-smoke`."""
+    p = PurePosixPath(path)
+    try:
+        rel = p.relative_to(PurePosixPath(specs_root))
+    except ValueError:
+        rel = p
+    return str(rel.with_suffix(""))

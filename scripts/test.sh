@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install the package with its dev tools into .venv, then run every gate: ruff, mypy, import layers, tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+export PATH="$PWD/.venv/bin:$PATH"
+echo "== ruff"; ruff check . && ruff format --check .
+echo "== mypy"; mypy
+echo "== import layers"; lint-imports --no-cache
+echo "== pytest"; pytest -q "$@"
