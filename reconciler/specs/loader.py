@@ -15,6 +15,7 @@ from . import rules
 from .diagnostics import Diagnostic, KeyPath, Severity, dotted
 from .errors_text import describe_error
 from .models import (
+    MARKER_ENV_PREFIX,
     BenchmarkDocument,
     BenchmarkSpec,
     ProjectSettings,
@@ -139,11 +140,28 @@ def load_run_spec(doc: Document, spec_id: str) -> tuple[RunSpec | None, list[Dia
         if any(finding.path[: len(p)] == p for p in pruned):
             continue
         diags.append(doc.at(finding.path, finding.code, finding.message, severity=finding.severity, hint=finding.hint))
+    if rules_on is not None:
+        diags += _reserved_marker_env(doc, rules_on)
     diags += rdiags
     diags.sort(key=lambda d: (d.line, d.col))
     if config is None or reconcile is None or any(d.severity is Severity.ERROR for d in diags):
         return None, diags
     return RunSpec(id=reconcile.id or spec_id, path=doc.path, config=config, reconcile=reconcile), diags
+
+
+def _reserved_marker_env(doc: Document, config: RunConfig) -> list[Diagnostic]:
+    scopes: list[tuple[KeyPath, dict[str, str]]] = [(("env",), config.env)]
+    scopes += [(("agents", i, "env"), a.env) for i, a in enumerate(config.agents)]
+    return [
+        doc.at(
+            (*base, name),
+            "ENV_RESERVED",
+            f"the prefix {MARKER_ENV_PREFIX} is reserved for reconciler's ownership marker",
+        )
+        for base, env in scopes
+        for name in env
+        if name.startswith(MARKER_ENV_PREFIX)
+    ]
 
 
 def _validate_pruned(data: dict[str, Any], rounds: int = 4) -> tuple[RunConfig | None, list[KeyPath]]:

@@ -12,6 +12,7 @@ from .run_config import RunConfig
 OutputType = Literal["summary", "results", "artifacts", "logs", "all"]
 ALL_OUTPUT_TYPES: tuple[str, ...] = ("summary", "results", "artifacts", "logs")
 SPEC_ID_PATTERN = r"^[a-z0-9][a-z0-9._/-]{0,127}$"
+MARKER_ENV_PREFIX = "RECONCILER_"  # reserved: the ownership marker (reconciler.core.identity) lives here
 
 
 class _Table(BaseModel):

@@ -1,0 +1,72 @@
+"""Who a run belongs to and which exact config it runs.
+
+- The fingerprint is a hash of the canonical submit payload: key order, comments and
+  formatting in the TOML do not change it; anything that reaches the platform does.
+- The ownership marker travels in the run's own environment (`env_config`), so ownership
+  can be read back from the platform itself, even when every local file is lost:
+
+      RECONCILER_OWNER=<owner>             the repository (owner/repo) or workspace that owns it
+      RECONCILER_SPEC=<spec id>@<fingerprint>
+
+  A run without both, or with another owner, is unmanaged and never touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ..specs.models import MARKER_ENV_PREFIX
+from ..specs.run_config import RunConfig
+
+OWNER_ENV = "RECONCILER_OWNER"
+SPEC_ENV = "RECONCILER_SPEC"
+RESERVED_ENV_PREFIX = MARKER_ENV_PREFIX
+FINGERPRINT_LENGTH = 16
+_MARKER = re.compile(r"^(?P<spec>[^@\s]+)@(?P<fp>[0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"})$")
+
+
+class Marker(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    owner: str
+    spec_id: str
+    fingerprint: str
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def fingerprint(config: RunConfig) -> str:
+    """sha256 over the canonical submit payload, shortened to 16 hex digits (64 bits)."""
+    digest = hashlib.sha256(canonical_json(config.to_payload()).encode()).hexdigest()
+    return digest[:FINGERPRINT_LENGTH]
+
+
+def marked_payload(config: RunConfig, marker: Marker) -> dict[str, Any]:
+    """The submit body with the ownership marker added to `env_config`."""
+    payload = config.to_payload()
+    env = dict(payload.get("env_config", {}))
+    env[OWNER_ENV] = marker.owner
+    env[SPEC_ENV] = f"{marker.spec_id}@{marker.fingerprint}"
+    payload["env_config"] = env
+    return payload
+
+
+def read_marker(env: dict[str, Any] | None) -> Marker | None:
+    """The marker in a run's environment, or None when it is not one of ours (or is malformed)."""
+    if not env:
+        return None
+    owner = env.get(OWNER_ENV)
+    spec = env.get(SPEC_ENV)
+    if not isinstance(owner, str) or not isinstance(spec, str) or not owner:
+        return None
+    match = _MARKER.match(spec)
+    if match is None:
+        return None
+    return Marker(owner=owner, spec_id=match.group("spec"), fingerprint=match.group("fp"))

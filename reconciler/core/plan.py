@@ -1,0 +1,477 @@
+"""`plan(desired, observed, policy) -> Plan`: the whole reconcile decision, with no I/O.
+
+Per run spec, with `current` = an owned run of exactly the spec's fingerprint:
+
+    state = "stopped"                     stop every active owned run of the spec
+    current is active                     wait (and stop older active runs of the spec)
+    current is terminal                   download what the spec asks for, once; else noop
+    an older config is active
+        on_change = "replace"             replace (stop old, submit new); blocked when protected
+        on_change = "queue"               wait for it, then submit
+    nothing owned                         submit
+
+Submits and replaces are paid: attempts = tasks × agents × attempts_per_task. They are
+blocked (never silently dropped) by: the benchmark unknown or not synced, platform rules
+that need the benchmark, missing secret records, the benchmark's `[policy]`, and the
+per-apply budget. Owned runs whose spec is gone are orphans, stopped only with `prune`.
+Runs that are not ours are never in the plan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, computed_field
+
+from ..specs import rules
+from ..specs.diagnostics import Severity, dotted
+from ..specs.models import BenchmarkSpec, RunSpec
+from ..specs.run_config import HostedModel, RunConfig
+from .identity import canonical_json
+from .world import HAS_OUTPUTS, BenchmarkState, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus
+
+PLAN_SCHEMA_VERSION = 1
+
+
+class ActionKind(StrEnum):
+    SUBMIT = "submit"
+    REPLACE = "replace"
+    STOP = "stop"
+    DOWNLOAD = "download"
+    RENDER = "render"
+    WAIT = "wait"
+    BLOCKED = "blocked"
+    ORPHAN = "orphan"
+    NOOP = "noop"
+
+
+CHANGING = frozenset({ActionKind.SUBMIT, ActionKind.REPLACE, ActionKind.STOP, ActionKind.DOWNLOAD, ActionKind.RENDER})
+
+
+class Cost(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    tasks: int
+    agents: int
+    attempts_per_task: int
+    attempts: int
+    estimated_usd: float | None = None
+    estimate_complete: bool = False  # every agent had a cost history
+
+
+class Action(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: ActionKind
+    spec_id: str | None = None
+    benchmark: str | None = None
+    reason: str
+    run_id: str | None = None  # the existing run acted on (stopped, replaced, waited on, downloaded)
+    run_name: str | None = None
+    fingerprint: str | None = None  # the config a submit sends
+    previous_fingerprint: str | None = None
+    cost: Cost | None = None
+    blocked_by: str | None = None
+    download_types: tuple[str, ...] = ()
+    will_stop: bool = False  # an orphan that this apply stops (prune)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def paid(self) -> bool:
+        return self.kind in (ActionKind.SUBMIT, ActionKind.REPLACE)
+
+    @property
+    def changes(self) -> bool:
+        return self.kind in CHANGING or (self.kind is ActionKind.ORPHAN and self.will_stop)
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = PLAN_SCHEMA_VERSION
+    owner: str
+    actions: tuple[Action, ...]
+    desired_digest: str
+    observed_digest: str
+    unmanaged_runs: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def has_changes(self) -> bool:
+        return any(a.changes for a in self.actions)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def paid_attempts(self) -> int:
+        return sum(a.cost.attempts for a in self.actions if a.paid and a.cost)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def estimated_cost_usd(self) -> float | None:
+        costs = [a.cost.estimated_usd for a in self.actions if a.paid and a.cost and a.cost.estimated_usd is not None]
+        return round(sum(costs), 2) if costs else None
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for a in self.actions:
+            out[a.kind.value] = out.get(a.kind.value, 0) + 1
+        return out
+
+
+# --- digests: what a saved plan was made from ---------------------------------------------
+
+
+def desired_digest(desired: Desired) -> str:
+    doc = {
+        "runs": sorted(
+            (r.spec.id, r.fingerprint, canonical_json(r.spec.reconcile.model_dump(mode="json"))) for r in desired.runs
+        ),
+        "benchmarks": sorted(canonical_json(b.model_dump(mode="json", exclude={"path"})) for b in desired.benchmarks),
+    }
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:16]
+
+
+def observed_digest(observed: Observed) -> str:
+    """Only facts a plan acts on: owned runs and their status, secrets, benchmark readiness."""
+    doc = {
+        "runs": sorted(
+            (r.id, r.status, r.marker.spec_id, r.marker.fingerprint)
+            for r in observed.runs
+            if r.marker and r.marker.owner == observed.owner
+        ),
+        "secrets": sorted(observed.secrets),
+        "benchmarks": sorted((ref, b.id, b.sync_status, b.task_count) for ref, b in observed.benchmarks.items()),
+        "downloaded": sorted((k, sorted(v)) for k, v in observed.downloaded.items()),
+    }
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:16]
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def agent_key(harness: str | None, model: str) -> str:
+    return f"{harness or ''}|{model}"
+
+
+def agent_models(config: RunConfig, default_harness: str | None = None) -> list[str]:
+    keys = []
+    for agent in config.agents:
+        model = agent.model
+        name = f"{model.base_model}:{model.lora_model_name}" if isinstance(model, HostedModel) else model.model
+        keys.append(agent_key(agent.harness or default_harness, name))
+    return keys
+
+
+def is_full_run(config: RunConfig) -> bool:
+    t = config.tasks
+    return t is None or (t.task_set is None and not t.task_names and not t.categories)
+
+
+def resolve_task_count(config: RunConfig, bench: BenchmarkState) -> int:
+    """How many tasks the selection runs: a task set overrides names and categories, which add up."""
+    t = config.tasks
+    if is_full_run(config) or t is None:
+        return bench.task_count
+    if t.task_set is not None:
+        return bench.task_set_counts.get(t.task_set, 0)
+    names = set(t.task_names or [])
+    if bench.facts is not None and t.categories:
+        names |= {task.name for task in bench.facts.tasks if task.category in set(t.categories)}
+        return len(names)
+    return len(names) + sum(bench.category_counts.get(c, 0) for c in t.categories or [])
+
+
+def estimate_cost(config: RunConfig, bench: BenchmarkState) -> Cost:
+    tasks = resolve_task_count(config, bench)
+    per_agent = tasks * config.attempts_per_task
+    known = [bench.cost_per_task.get(k) for k in agent_models(config, bench.default_harness)]
+    priced = [c for c in known if c is not None]
+    return Cost(
+        tasks=tasks,
+        agents=len(config.agents),
+        attempts_per_task=config.attempts_per_task,
+        attempts=per_agent * len(config.agents),
+        estimated_usd=round(sum(c * per_agent for c in priced), 2) if priced else None,
+        estimate_complete=len(priced) == len(known),
+    )
+
+
+def _newest_first(runs: Iterable[ObservedRun]) -> list[ObservedRun]:
+    return sorted(runs, key=lambda r: (r.created_at or "", r.id), reverse=True)
+
+
+# --- the planner -------------------------------------------------------------------------------
+
+
+class _Planner:
+    def __init__(self, desired: Desired, observed: Observed, policy: Policy) -> None:
+        self.desired = desired
+        self.observed = observed
+        self.policy = policy
+        self.owned: dict[str, list[ObservedRun]] = {}
+        self.unmanaged = 0
+        for run in observed.runs:
+            if run.marker is not None and run.marker.owner == observed.owner:
+                self.owned.setdefault(run.marker.spec_id, []).append(run)
+            else:
+                self.unmanaged += 1
+        for spec_id in self.owned:
+            self.owned[spec_id] = _newest_first(self.owned[spec_id])
+        self.benchmark_policy: dict[str, BenchmarkSpec] = {b.benchmark.ref: b for b in desired.benchmarks}
+        self.budget_left = policy.max_attempts_per_apply
+        self.smoked = self._smoked_agents()
+
+    def _smoked_agents(self) -> set[tuple[str, str]]:
+        """(benchmark ref, agent key) pairs that have a finished owned run on a task selection."""
+        out: set[tuple[str, str]] = set()
+        for d in self.desired.runs:
+            config = d.spec.config
+            if is_full_run(config):
+                continue
+            runs = self.owned.get(d.spec.id, [])
+            if any(r.status == RunStatus.FINISHED for r in runs):
+                bench = self.observed.benchmarks.get(config.experiment.benchmark)
+                default = bench.default_harness if bench else None
+                out.update((config.experiment.benchmark, k) for k in agent_models(config, default))
+        return out
+
+    def plan(self) -> Plan:
+        actions: list[Action] = []
+        for d in sorted(self.desired.runs, key=lambda r: r.spec.id):
+            if self.policy.targeted(d.spec.id):
+                actions.extend(self._run_spec(d))
+        if not self.policy.targets:
+            actions.extend(self._orphans())
+        for b in sorted(self.desired.benchmarks, key=lambda b: b.id):
+            if self.policy.targeted(b.id):
+                actions.extend(self._render(b))
+        return Plan(
+            owner=self.observed.owner,
+            actions=tuple(actions),
+            desired_digest=desired_digest(self.desired),
+            observed_digest=observed_digest(self.observed),
+            unmanaged_runs=self.unmanaged,
+        )
+
+    def _run_spec(self, d: DesiredRun) -> list[Action]:
+        spec, fp = d.spec, d.fingerprint
+        ref = spec.config.experiment.benchmark
+        runs = self.owned.get(spec.id, [])
+        current = [r for r in runs if r.marker and r.marker.fingerprint == fp]
+        older_active = [r for r in runs if r.active and r not in current]
+        base = {"spec_id": spec.id, "benchmark": ref}
+
+        if spec.reconcile.state == "stopped":
+            active = [r for r in runs if r.active]
+            if not active:
+                return [Action(kind=ActionKind.NOOP, reason="stopped, as the spec asks", **base)]
+            return [self._stop(spec, r, 'the spec asks for state = "stopped"') for r in active]
+
+        if current:
+            latest = current[0]
+            out = [self._stop(spec, r, "an older config of this spec is still active") for r in older_active]
+            if latest.active:
+                progress = f"{latest.ingested}/{latest.expected}" if latest.expected else "no results yet"
+                out.append(
+                    Action(
+                        kind=ActionKind.WAIT,
+                        reason=f"{latest.status} ({progress})",
+                        run_id=latest.id,
+                        run_name=latest.name,
+                        fingerprint=fp,
+                        **base,
+                    )
+                )
+                return out
+            return [*out, self._after_terminal(spec, latest)]
+
+        if older_active:
+            old = older_active[0]
+            if spec.reconcile.on_change == "queue":
+                return [
+                    Action(
+                        kind=ActionKind.WAIT,
+                        reason=f'config changed; on_change = "queue" waits for {old.name} ({old.status}) to end',
+                        run_id=old.id,
+                        run_name=old.name,
+                        fingerprint=fp,
+                        previous_fingerprint=old.marker.fingerprint if old.marker else None,
+                        **base,
+                    )
+                ]
+            if spec.reconcile.protect and not self.policy.allow_protected:
+                return [
+                    Action(
+                        kind=ActionKind.BLOCKED,
+                        blocked_by="protected",
+                        reason=f"config changed but the spec is protected: {old.name} keeps running;"
+                        " apply with --allow-protected to replace it",
+                        run_id=old.id,
+                        run_name=old.name,
+                        fingerprint=fp,
+                        **base,
+                    )
+                ]
+            return [self._paid(d, ActionKind.REPLACE, old)]
+        return [self._paid(d, ActionKind.SUBMIT, None)]
+
+    def _after_terminal(self, spec: RunSpec, run: ObservedRun) -> Action:
+        base = {"spec_id": spec.id, "benchmark": spec.config.experiment.benchmark, "run_id": run.id}
+        wanted = spec.reconcile.download_types()
+        have = self.observed.downloaded.get(run.id, frozenset())
+        missing = tuple(t for t in wanted if t not in have)
+        if missing and run.status in HAS_OUTPUTS:
+            return Action(
+                kind=ActionKind.DOWNLOAD,
+                reason=f"{run.status}; fetch {', '.join(missing)}",
+                run_name=run.name,
+                download_types=missing,
+                **base,
+            )
+        if run.status == RunStatus.FINISHED:
+            reason = "finished, in sync"
+        else:
+            reason = f"{run.status}; not resubmitted automatically (edit the spec to submit a new run)"
+        return Action(kind=ActionKind.NOOP, reason=reason, run_name=run.name, **base)
+
+    def _stop(self, spec: RunSpec, run: ObservedRun, why: str) -> Action:
+        base = {"spec_id": spec.id, "benchmark": spec.config.experiment.benchmark}
+        if spec.reconcile.protect and not self.policy.allow_protected:
+            return Action(
+                kind=ActionKind.BLOCKED,
+                blocked_by="protected",
+                reason=f"{why}, but the spec is protected; apply with --allow-protected to stop {run.name}",
+                run_id=run.id,
+                run_name=run.name,
+                **base,
+            )
+        return Action(kind=ActionKind.STOP, reason=why, run_id=run.id, run_name=run.name, **base)
+
+    def _paid(self, d: DesiredRun, kind: ActionKind, old: ObservedRun | None) -> Action:
+        spec, fp = d.spec, d.fingerprint
+        ref = spec.config.experiment.benchmark
+        base = {
+            "spec_id": spec.id,
+            "benchmark": ref,
+            "fingerprint": fp,
+            "run_id": old.id if old else None,
+            "run_name": old.name if old else None,
+            "previous_fingerprint": old.marker.fingerprint if old and old.marker else None,
+        }
+        bench = self.observed.benchmarks.get(ref)
+        if bench is None:
+            return self._blocked(
+                base,
+                "benchmark_not_found",
+                f"benchmark {ref!r} is not in the workspace; add it on the platform or fix experiment.benchmark",
+            )
+        if not bench.ready:
+            detail = f": {bench.sync_error}" if bench.sync_error else ""
+            return self._blocked(
+                base,
+                "benchmark_not_ready",
+                f"benchmark {ref!r} is not synced ({bench.sync_status}{detail}); retry once its task list is ready",
+            )
+        cost = estimate_cost(spec.config, bench)
+        problems = [
+            f"{dotted(f.path)}: {f.message}"
+            for f in rules.check(spec.config, bench.facts)
+            if f.severity is Severity.ERROR
+        ]
+        if problems:
+            return self._blocked(base, "validation", "; ".join(problems), cost)
+        needed = list(dict.fromkeys([*spec.config.required_secret_names(), *bench.required_secret_names]))
+        missing = [n for n in needed if n not in self.observed.secrets]
+        if missing:
+            hint = ", ".join(f"`osmosis secret set {n}`" for n in missing)
+            return self._blocked(
+                base, "secrets_missing", f"secret records missing: {', '.join(missing)}; create them with {hint}", cost
+            )
+        policy = self.benchmark_policy.get(ref)
+        if policy and policy.policy.max_attempts_per_run and cost.attempts > policy.policy.max_attempts_per_run:
+            return self._blocked(
+                base,
+                "over_run_limit",
+                f"{cost.attempts} attempts exceed max_attempts_per_run = {policy.policy.max_attempts_per_run}"
+                f" in {policy.path}; select fewer tasks or raise the limit",
+                cost,
+            )
+        if policy and policy.policy.require_smoke and is_full_run(spec.config):
+            unsmoked = [k for k in agent_models(spec.config, bench.default_harness) if (ref, k) not in self.smoked]
+            if unsmoked:
+                names = ", ".join(
+                    k.split("|", 1)[1] + (f" ({k.split('|', 1)[0]})" if k.split("|", 1)[0] else "") for k in unsmoked
+                )
+                return self._blocked(
+                    base,
+                    "smoke_required",
+                    f"require_smoke: no finished smoke run for {names}; add a spec with [tasks] task_names for it first",
+                    cost,
+                )
+        if self.budget_left is not None:
+            if cost.attempts > self.budget_left:
+                return self._blocked(
+                    base,
+                    "over_budget",
+                    f"{cost.attempts} attempts exceed what is left of this apply's budget ({self.budget_left});"
+                    " raise [apply] max_attempts_per_apply in reconciler.toml or apply with --target",
+                    cost,
+                )
+            self.budget_left -= cost.attempts
+        if kind is ActionKind.REPLACE and old is not None:
+            reason = f"config changed: stop {old.name} ({old.status}), submit the new config"
+        else:
+            reason = "no run of this config yet"
+        return Action(kind=kind, reason=reason, cost=cost, **base)
+
+    @staticmethod
+    def _blocked(base: dict[str, str | None], code: str, reason: str, cost: Cost | None = None) -> Action:
+        return Action(kind=ActionKind.BLOCKED, blocked_by=code, reason=reason, cost=cost, **base)
+
+    def _orphans(self) -> list[Action]:
+        wanted = {d.spec.id for d in self.desired.runs}
+        out = []
+        for spec_id in sorted(self.owned):
+            if spec_id in wanted:
+                continue
+            for run in self.owned[spec_id]:
+                if not run.active:
+                    continue
+                reason = "its spec was deleted; " + (
+                    "stopped by --prune" if self.policy.prune else "stopped only with --prune"
+                )
+                out.append(
+                    Action(
+                        kind=ActionKind.ORPHAN,
+                        spec_id=spec_id,
+                        reason=reason,
+                        run_id=run.id,
+                        run_name=run.name,
+                        will_stop=self.policy.prune,
+                    )
+                )
+        return out
+
+    def _render(self, b: BenchmarkSpec) -> list[Action]:
+        if b.leaderboard is None:
+            return []
+        bench = self.observed.benchmarks.get(b.benchmark.ref)
+        if bench is None:
+            return []
+        if self.observed.rendered.get(b.id) == bench.leaderboard_digest:
+            return []
+        return [
+            Action(
+                kind=ActionKind.RENDER,
+                spec_id=b.id,
+                benchmark=b.benchmark.ref,
+                reason=f"leaderboard changed; render {b.leaderboard.output}",
+            )
+        ]
+
+
+def plan(desired: Desired, observed: Observed, policy: Policy | None = None) -> Plan:
+    """Every action needed to converge, in a deterministic order (spec id, then kind)."""
+    return _Planner(desired, observed, policy or Policy()).plan()

@@ -1,0 +1,109 @@
+"""The two inputs of a plan: what the specs want (desired) and what the platform has (observed).
+
+Plain immutable values, built by the engine from files and API answers; the planner reads
+nothing else, so a plan is a pure function of these.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..specs.models import BenchmarkSpec, RunSpec
+from ..specs.rules import BenchmarkFacts
+from .identity import Marker
+
+
+class RunStatus(StrEnum):
+    PENDING = "pending"
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+ACTIVE = frozenset({RunStatus.PENDING, RunStatus.QUEUED, RunStatus.RUNNING})
+TERMINAL = frozenset({RunStatus.FINISHED, RunStatus.FAILED, RunStatus.STOPPED})
+HAS_OUTPUTS = frozenset({RunStatus.RUNNING, *TERMINAL})
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class ObservedRun(_Value):
+    id: str
+    name: str
+    status: str
+    benchmark_id: str | None = None
+    benchmark_name: str | None = None
+    created_at: str | None = None
+    marker: Marker | None = None
+    ingested: int = 0
+    expected: int = 0
+    best_pass_at_1: float | None = None
+    platform_url: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status in ACTIVE
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL
+
+
+class BenchmarkState(_Value):
+    """One benchmark as the platform reports it, under the ref a spec uses."""
+
+    ref: str
+    id: str
+    key: str
+    name: str
+    sync_status: str = "ready"
+    sync_error: str | None = None
+    task_count: int = 0
+    task_set_counts: dict[str, int] = Field(default_factory=dict)
+    category_counts: dict[str, int] = Field(default_factory=dict)
+    task_names: frozenset[str] = frozenset()
+    default_harness: str | None = None
+    required_secret_names: tuple[str, ...] = ()
+    facts: BenchmarkFacts | None = None
+    # "harness|model" -> cost per task and attempt, from the platform's leaderboard history
+    cost_per_task: dict[str, float] = Field(default_factory=dict)
+    leaderboard_digest: str = ""
+
+    @property
+    def ready(self) -> bool:
+        return self.sync_status == "ready"
+
+
+class Observed(_Value):
+    owner: str
+    runs: tuple[ObservedRun, ...] = ()
+    benchmarks: dict[str, BenchmarkState] = Field(default_factory=dict)  # keyed by spec ref; absent = unknown
+    secrets: frozenset[str] = frozenset()
+    downloaded: dict[str, frozenset[str]] = Field(default_factory=dict)  # run id -> output types on disk
+    rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> leaderboard digest rendered
+
+
+class DesiredRun(_Value):
+    spec: RunSpec
+    fingerprint: str
+
+
+class Desired(_Value):
+    runs: tuple[DesiredRun, ...] = ()
+    benchmarks: tuple[BenchmarkSpec, ...] = ()
+
+
+class Policy(_Value):
+    prune: bool = False
+    allow_protected: bool = False
+    max_attempts_per_apply: int | None = None
+    targets: frozenset[str] = frozenset()  # spec ids; empty = every spec
+
+    def targeted(self, spec_id: str) -> bool:
+        return not self.targets or spec_id in self.targets
