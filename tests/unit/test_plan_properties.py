@@ -1,0 +1,109 @@
+"""Properties of the planner over random desired and observed states."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reconciler.core.identity import Marker
+from reconciler.core.plan import ActionKind, plan
+from reconciler.core.world import Desired, Observed, ObservedRun, Policy
+from tests.unit.test_plan import FULL, OWNER, SMOKE, bench, spec
+
+SPEC_IDS = ["runs/a", "runs/b", "runs/c"]
+STATUSES = ["pending", "queued", "running", "finished", "failed", "stopped"]
+
+
+@st.composite
+def worlds(draw: st.DrawFn) -> tuple[Desired, Observed, Policy]:
+    chosen = draw(st.lists(st.sampled_from(SPEC_IDS), unique=True))
+    desired_runs = tuple(
+        spec(
+            draw(st.sampled_from([FULL, SMOKE])),
+            sid,
+            state=draw(st.sampled_from(["running", "stopped"])),
+            on_change=draw(st.sampled_from(["replace", "queue"])),
+            protect=draw(st.booleans()),
+        )
+        for sid in chosen
+    )
+    fingerprints = [d.fingerprint for d in desired_runs] + ["0" * 16, "1" * 16]
+    runs = []
+    for i in range(draw(st.integers(0, 8))):
+        marker = draw(
+            st.one_of(
+                st.none(),
+                st.builds(
+                    Marker,
+                    owner=st.sampled_from([OWNER, "other/repo"]),
+                    spec_id=st.sampled_from([*SPEC_IDS, "runs/gone"]),
+                    fingerprint=st.sampled_from(fingerprints),
+                ),
+            )
+        )
+        runs.append(
+            ObservedRun(
+                id=f"r{i}",
+                name=f"run-{i}",
+                status=draw(st.sampled_from(STATUSES)),
+                created_at=f"2026-01-01T00:00:{i:02d}Z",
+                marker=marker,
+            )
+        )
+    observed = Observed(
+        owner=OWNER,
+        runs=tuple(runs),
+        benchmarks={"tb": bench()},
+        secrets=frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"}),
+    )
+    policy = Policy(prune=draw(st.booleans()), allow_protected=draw(st.booleans()))
+    return Desired(runs=desired_runs), observed, policy
+
+
+@settings(max_examples=150, deadline=None)
+@given(worlds())
+def test_at_most_one_submit_per_spec_and_fingerprint(world: tuple[Desired, Observed, Policy]) -> None:
+    p = plan(*world)
+    paid = [(a.spec_id, a.fingerprint) for a in p.actions if a.paid]
+    assert len(paid) == len(set(paid))
+    assert len([a for a in p.actions if a.paid]) <= len(world[0].runs)
+
+
+@settings(max_examples=150, deadline=None)
+@given(worlds())
+def test_no_action_ever_names_a_run_we_do_not_own(world: tuple[Desired, Observed, Policy]) -> None:
+    desired, observed, policy = world
+    ours = {r.id for r in observed.runs if r.marker and r.marker.owner == OWNER}
+    for action in plan(desired, observed, policy).actions:
+        if action.run_id is not None:
+            assert action.run_id in ours
+
+
+@settings(max_examples=150, deadline=None)
+@given(worlds())
+def test_nothing_is_stopped_without_prune_or_a_spec_that_asks_for_it(world: tuple[Desired, Observed, Policy]) -> None:
+    desired, observed, policy = world
+    by_id = {d.spec.id: d for d in desired.runs}
+    for action in plan(desired, observed, policy).actions:
+        if action.kind is ActionKind.ORPHAN and action.will_stop:
+            assert policy.prune and action.spec_id not in by_id
+        if action.kind in (ActionKind.STOP, ActionKind.REPLACE):
+            d = by_id[action.spec_id or ""]
+            stopped_by_state = d.spec.reconcile.state == "stopped"
+            changed = action.kind is ActionKind.REPLACE or action.run_id is not None
+            assert stopped_by_state or changed
+            assert not d.spec.reconcile.protect or policy.allow_protected
+
+
+@settings(max_examples=100, deadline=None)
+@given(worlds())
+def test_nothing_is_submitted_while_a_run_of_the_same_config_is_active(world: tuple[Desired, Observed, Policy]) -> None:
+    desired, observed, policy = world
+    active = {
+        (r.marker.spec_id, r.marker.fingerprint)
+        for r in observed.runs
+        if r.marker and r.marker.owner == OWNER and r.active
+    }
+    for action in plan(desired, observed, policy).actions:
+        if action.paid:
+            assert (action.spec_id, action.fingerprint) not in active
