@@ -151,8 +151,8 @@ def observed_digest(observed: Observed) -> str:
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def agent_key(harness: str | None, model: str) -> str:
-    return f"{harness or ''}|{model}"
+def agent_key(harness: str | None, model: str | None) -> str:
+    return f"{harness or ''}|{model or ''}"
 
 
 def agent_models(config: RunConfig, default_harness: str | None = None) -> list[str]:

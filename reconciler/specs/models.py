@@ -88,8 +88,10 @@ class ProjectSettings(_Table):
 
     platform: str | None = None
     workspace: str | None = None
+    owner: str | None = None  # written into each run's ownership marker; default: the GitHub origin
     specs_dir: str = "specs"
     state_file: str = ".reconciler/state.json"
+    outputs_dir: str = ".osmosis/benchmarks"
     apply: ApplySettings = Field(default_factory=ApplySettings)
     commit: CommitSettings = Field(default_factory=CommitSettings)
 

@@ -1,0 +1,45 @@
+"""Options and plumbing shared by the commands that talk to the platform."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+
+def platform_options(func: F) -> F:
+    func = click.option(
+        "--workspace",
+        metavar="NAME",
+        help="Workspace name sent as X-Osmosis-Workspace (default: OSMOSIS_WORKSPACE, reconciler.toml, else the git origin).",
+    )(func)
+    func = click.option(
+        "--platform",
+        metavar="URL",
+        help='Platform URL or "local" (default: OSMOSIS_PLATFORM_URL, then reconciler.toml).',
+    )(func)
+    return func
+
+
+def target_option(func: F) -> F:
+    return click.option(
+        "--target",
+        "targets",
+        multiple=True,
+        metavar="ID",
+        help="Act only on this spec id (repeatable). Default: every spec.",
+    )(func)
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+def stderr_is_tty() -> bool:
+    return sys.stderr.isatty()

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import click
+
+from ._common import platform_options, target_option
+
+
+@click.command("render")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when any leaderboard file would change (for CI).")
+@target_option
+@platform_options
+def command(check: bool, targets: tuple[str, ...], platform: str | None, workspace: str | None) -> None:
+    """Render each benchmark spec's leaderboard (Markdown, and SVG when `chart` is set).
+
+    Writes the whole file, or only between `<!-- reconciler:leaderboard NAME -->`
+    and its closing marker when the file has them. Files are rewritten only when
+    their content changes; the same standings always give the same bytes.
+    """
+    from ..engine.operations import render_leaderboards
+    from ..errors import PartialFailure
+    from ..settings import load_project
+    from ._common import run_async
+
+    project = load_project()
+    outcomes = run_async(
+        render_leaderboards(project, check=check, targets=targets, platform=platform, workspace=workspace)
+    )
+    errors = [o for o in outcomes if o.error]
+    changed = [f for o in outcomes for f in o.changed]
+    for o in outcomes:
+        if o.error:
+            click.echo(f"error: {o.spec_id}: {o.error}", err=True)
+        for f in o.files:
+            state = ("would change" if check else "updated") if f in o.changed else "unchanged"
+            click.echo(f"{f}: {state}")
+    if not outcomes:
+        click.echo("no benchmark specs with a [leaderboard] table")
+    if errors:
+        raise PartialFailure(f"{len(errors)} leaderboard(s) could not be rendered")
+    if check and changed:
+        raise PartialFailure(
+            f"{len(changed)} file(s) are out of date", hint="run `reconciler render` and commit the result"
+        )

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import click
+
+from ._common import platform_options, target_option
+
+
+@click.command("wait")
+@target_option
+@click.option(
+    "--timeout", type=float, default=3600.0, show_default=True, help="Give up (exit 1) after this many seconds."
+)
+@click.option(
+    "--interval", type=float, default=None, help="Seconds between polls (default 2, or 0.5 on the local platform)."
+)
+@platform_options
+def command(
+    targets: tuple[str, ...], timeout: float, interval: float | None, platform: str | None, workspace: str | None
+) -> None:
+    """Follow the specs' active runs until every one has ended.
+
+    Progress bars on stderr when it is a terminal, a line per change otherwise.
+    Exit 0 when all runs ended, 1 on timeout.
+    """
+    from ..engine.waiting import wait_for_runs
+    from ..settings import load_project
+    from ._common import run_async
+
+    project = load_project()
+    run_async(
+        wait_for_runs(
+            project, targets=targets, timeout=timeout, interval=interval, platform=platform, workspace=workspace
+        )
+    )

@@ -1,0 +1,218 @@
+"""Carry out a plan: independent actions in parallel within a bound, each reported on its own.
+
+The one promise that matters most lives here: a spec's config is never submitted twice.
+- Right before a submit, the newest runs on the benchmark are read again and any run that
+  already carries this spec's marker is adopted instead.
+- The intent is written to the state file before the submit, and the run after it; if the
+  process dies in between, the next plan finds the run by its marker and adopts it.
+- A submit whose outcome is unknown (timeout, dropped connection, 5xx) is never retried
+  blindly: the runs are looked up again, and if none carries the marker the action fails
+  with the intent kept, so the next plan looks again before anything is submitted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+
+from pydantic import BaseModel, ConfigDict
+
+from ..core.identity import Marker, marked_payload
+from ..core.plan import Action, ActionKind, Plan
+from ..core.world import ACTIVE, Observed
+from ..osmosis.errors import Conflict, PlatformError, SubmitOutcomeUnknown
+from .observe import fetch_markers, marker_of
+from .session import Session
+from .state import Intent, SpecRecord
+
+# Test switch shipped with the product: die right after the platform accepted a submit,
+# before the state file records it, to prove the next run adopts instead of resubmitting.
+CRASH_AFTER_SUBMIT_ENV = "RECONCILER_TEST_CRASH_AFTER_SUBMIT"
+LOOKUP_PAGE_LIMIT = 50
+
+
+class ActionResult(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    action: Action
+    ok: bool
+    message: str
+    run_id: str | None = None
+    run_name: str | None = None
+    adopted: bool = False
+
+
+class ApplyReport(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    results: tuple[ActionResult, ...]
+
+    @property
+    def failed(self) -> list[ActionResult]:
+        return [r for r in self.results if not r.ok]
+
+
+Downloader = Callable[[Action], Awaitable[ActionResult]]
+Renderer = Callable[[Action], Awaitable[ActionResult]]
+
+
+class Applier:
+    def __init__(
+        self,
+        session: Session,
+        observed: Observed,
+        *,
+        parallelism: int = 4,
+        downloader: Downloader | None = None,
+        renderer: Renderer | None = None,
+    ) -> None:
+        self.session = session
+        self.client = session.client
+        self.state = session.state
+        self.observed = observed
+        self.known_runs = {r.id for r in observed.runs}
+        self.desired = {d.spec.id: d for d in session.desired.runs}
+        self.gate = asyncio.Semaphore(parallelism)
+        self.downloader = downloader
+        self.renderer = renderer
+
+    async def run(self, plan: Plan) -> ApplyReport:
+        todo = [a for a in plan.actions if a.changes]
+        results = await asyncio.gather(*(self._guarded(a) for a in todo))
+        self.session.save_state()
+        return ApplyReport(results=tuple(results))
+
+    async def _guarded(self, action: Action) -> ActionResult:
+        async with self.gate:
+            try:
+                return await self._dispatch(action)
+            except PlatformError as exc:
+                return ActionResult(action=action, ok=False, message=exc.message)
+
+    async def _dispatch(self, action: Action) -> ActionResult:
+        if action.kind is ActionKind.SUBMIT:
+            return await self._submit(action)
+        if action.kind is ActionKind.REPLACE:
+            stopped = await self._stop(action)
+            if not stopped.ok:
+                return stopped.model_copy(update={"message": f"not replaced: {stopped.message}"})
+            submitted = await self._submit(action)
+            return submitted.model_copy(update={"message": f"stopped {action.run_name}; {submitted.message}"})
+        if action.kind in (ActionKind.STOP, ActionKind.ORPHAN):
+            return await self._stop(action)
+        if action.kind is ActionKind.DOWNLOAD:
+            if self.downloader is None:
+                return ActionResult(action=action, ok=True, message="skipped: downloads run in `reconciler download`")
+            return await self.downloader(action)
+        if action.kind is ActionKind.RENDER:
+            if self.renderer is None:
+                return ActionResult(
+                    action=action, ok=True, message="skipped: leaderboards render in `reconciler render`"
+                )
+            return await self.renderer(action)
+        return ActionResult(action=action, ok=True, message="nothing to do")
+
+    # --- stop ---------------------------------------------------------------------------------
+
+    async def _stop(self, action: Action) -> ActionResult:
+        assert action.run_id is not None
+        detail = await self.client.get_run(action.run_id)
+        marker = marker_of(detail)
+        # Ownership is read from the platform again right before acting, never assumed.
+        if marker is None or marker.owner != self.session.owner or marker.spec_id != action.spec_id:
+            return ActionResult(
+                action=action, ok=False, message=f"{action.run_name} is not owned by this repository; not stopped"
+            )
+        status = detail.benchmark_run.status
+        if status not in ACTIVE:
+            return ActionResult(
+                action=action, ok=True, message=f"{action.run_name} already {status}", run_id=action.run_id
+            )
+        try:
+            await self.client.stop_run(action.run_id)
+        except Conflict:
+            return ActionResult(
+                action=action, ok=True, message=f"{action.run_name} had already ended", run_id=action.run_id
+            )
+        return ActionResult(
+            action=action, ok=True, message=f"stopped {action.run_name}", run_id=action.run_id, run_name=action.run_name
+        )
+
+    # --- submit -------------------------------------------------------------------------------
+
+    async def _submit(self, action: Action) -> ActionResult:
+        assert action.spec_id is not None and action.fingerprint is not None
+        desired = self.desired[action.spec_id]
+        marker = Marker(owner=self.session.owner, spec_id=action.spec_id, fingerprint=action.fingerprint)
+        benchmark = self.observed.benchmarks.get(desired.spec.config.experiment.benchmark)
+        benchmark_id = benchmark.id if benchmark else None
+
+        existing = await self._find_marked_run(benchmark_id, marker)
+        if existing is not None:
+            return self._record(action, marker, existing[0], existing[1], benchmark_id, adopted=True)
+
+        intent = Intent(spec_id=action.spec_id, fingerprint=action.fingerprint, benchmark_id=benchmark_id)
+        self.state.intents.append(intent)
+        self.session.save_state()
+        try:
+            result = await self.client.submit_run(marked_payload(desired.spec.config, marker))
+        except SubmitOutcomeUnknown as exc:
+            found = await self._find_marked_run(benchmark_id, marker)
+            if found is not None:
+                return self._record(action, marker, found[0], found[1], benchmark_id, adopted=True)
+            return ActionResult(
+                action=action,
+                ok=False,
+                message=f"submit outcome unknown ({exc.message}); no run carries the marker yet."
+                " Run `reconciler plan` again: it adopts the run if the platform accepted it",
+            )
+        except PlatformError:
+            self.state.intents.remove(intent)
+            self.session.save_state()
+            raise
+        if os.environ.get(CRASH_AFTER_SUBMIT_ENV) == "1":
+            os._exit(70)
+        self.state.intents.remove(intent)
+        return self._record(action, marker, result.id, result.name, benchmark_id)
+
+    def _record(
+        self,
+        action: Action,
+        marker: Marker,
+        run_id: str,
+        run_name: str,
+        benchmark_id: str | None,
+        *,
+        adopted: bool = False,
+    ) -> ActionResult:
+        assert action.spec_id is not None
+        self.state.markers[run_id] = marker
+        self.state.specs[action.spec_id] = SpecRecord(
+            run_id=run_id, run_name=run_name, fingerprint=marker.fingerprint, benchmark_id=benchmark_id
+        )
+        self.state.intents = [
+            i for i in self.state.intents if (i.spec_id, i.fingerprint) != (marker.spec_id, marker.fingerprint)
+        ]
+        self.session.save_state()
+        self.known_runs.add(run_id)
+        verb = "adopted" if adopted else "submitted"
+        return ActionResult(
+            action=action, ok=True, message=f"{verb} {run_name}", run_id=run_id, run_name=run_name, adopted=adopted
+        )
+
+    async def _find_marked_run(self, benchmark_id: str | None, marker: Marker) -> tuple[str, str] | None:
+        """A run carrying exactly this marker, among runs newer than what the plan observed."""
+        offset: int | None = 0
+        while offset is not None:
+            page = await self.client.list_runs_page(offset=offset, limit=LOOKUP_PAGE_LIMIT, benchmark_id=benchmark_id)
+            fresh = [item for item in page.items if item.id not in self.known_runs]
+            await fetch_markers(self.client, [item.id for item in fresh], self.state)
+            for item in fresh:
+                if self.state.markers.get(item.id) == marker:
+                    return item.id, item.name or item.id
+            # newest first: once a page holds only runs we had already seen, nothing newer is left
+            if not fresh or not page.items:
+                return None
+            offset = page.next_offset
+        return None

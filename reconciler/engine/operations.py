@@ -1,0 +1,269 @@
+"""The application's operations, one per command: open a session, observe, plan, act, report."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..core.plan import Plan, plan
+from ..core.world import Observed, Policy
+from ..errors import SpecError, StalePlanError, UsageError
+from ..settings import Project
+from .apply import Applier, ApplyReport
+from .session import Session, open_session
+
+PLAN_FILE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: Plan
+    policy: Policy
+    observed: Observed
+    adopted: tuple[str, ...]
+
+
+def make_policy(project: Project, targets: Sequence[str], prune: bool, allow_protected: bool) -> Policy:
+    return Policy(
+        prune=prune,
+        allow_protected=allow_protected,
+        max_attempts_per_apply=project.settings.apply.max_attempts_per_apply,
+        targets=frozenset(targets),
+    )
+
+
+def check_targets(session: Session, targets: Sequence[str]) -> None:
+    known = {d.spec.id for d in session.desired.runs} | {b.id for b in session.desired.benchmarks}
+    unknown = sorted(set(targets) - known)
+    if unknown:
+        raise UsageError(
+            f"unknown --target {', '.join(unknown)}",
+            hint=f"spec ids here: {', '.join(sorted(known)) or 'none'}",
+        )
+
+
+async def _plan_in(session: Session, policy: Policy) -> PlanResult:
+    check_targets(session, sorted(policy.targets))
+    observed = await session.observe()
+    return PlanResult(plan(session.desired, observed, policy), policy, observed, session.adopted)
+
+
+async def make_plan(
+    project: Project,
+    *,
+    targets: Sequence[str] = (),
+    prune: bool = False,
+    allow_protected: bool = False,
+    platform: str | None = None,
+    workspace: str | None = None,
+) -> PlanResult:
+    async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
+        return await _plan_in(session, make_policy(project, targets, prune, allow_protected))
+
+
+# --- saved plans --------------------------------------------------------------------------------
+
+
+def write_plan_file(path: Path, result: PlanResult) -> None:
+    doc = {
+        "plan_file_version": PLAN_FILE_VERSION,
+        "policy": result.policy.model_dump(mode="json"),
+        "plan": result.plan.model_dump(mode="json"),
+    }
+    text = json.dumps(doc, indent=2, sort_keys=True, default=sorted) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    Path(tmp).replace(path)
+
+
+def read_plan_file(path: Path) -> tuple[Policy, dict[str, Any]]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("plan_file_version") != PLAN_FILE_VERSION:
+            raise ValueError("unknown plan_file_version")
+        policy = Policy.model_validate(doc["policy"])
+        saved = doc["plan"]
+        if not isinstance(saved, dict):
+            raise ValueError("plan is not an object")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{path} is not a plan saved by `reconciler plan --out` ({exc})") from None
+    return policy, saved
+
+
+def _comparable(actions: Any) -> list[Any]:
+    return [{k: v for k, v in a.items() if k != "reason"} for a in actions]
+
+
+def ensure_fresh(saved: dict[str, Any], current: Plan, path: Path) -> None:
+    if saved.get("desired_digest") != current.desired_digest:
+        raise StalePlanError(
+            f"{path} is stale: the specs changed since it was made", hint="run `reconciler plan --out` again"
+        )
+    if saved.get("observed_digest") != current.observed_digest or _comparable(saved.get("actions", [])) != _comparable(
+        current.model_dump(mode="json")["actions"]
+    ):
+        raise StalePlanError(
+            f"{path} is stale: the platform changed since it was made", hint="run `reconciler plan --out` again"
+        )
+
+
+# --- apply --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    plan: PlanResult
+    report: ApplyReport | None  # None when there was nothing to do or the user declined
+
+
+def refuse_sudden_empty(session: Session, observed: Observed, allow_empty: bool) -> None:
+    """A spec set that renders empty while we own runs is far likelier a broken checkout than intent."""
+    if session.desired.runs or allow_empty:
+        return
+    owned = [r for r in observed.runs if r.marker and r.marker.owner == session.owner and r.active]
+    if owned or session.state.specs:
+        raise SpecError(
+            f"no run specs found under {session.project.settings.specs_dir}/, but this repository owns"
+            f" {len(owned)} active run(s) and its state file records {len(session.state.specs)} spec(s)",
+            hint="refusing to treat that as 'delete everything'; if you did remove every spec, pass --allow-empty",
+        )
+
+
+async def apply_plan(
+    project: Project,
+    *,
+    policy: Policy,
+    saved: tuple[Path, dict[str, Any]] | None,
+    confirm: Any,
+    allow_empty: bool = False,
+    platform: str | None = None,
+    workspace: str | None = None,
+    show: Any = None,
+    downloader_factory: Any = None,
+    renderer_factory: Any = None,
+) -> ApplyResult:
+    """Plan afresh under the lock, check a saved plan still matches, confirm, then execute."""
+    async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
+        result = await _plan_in(session, policy)
+        refuse_sudden_empty(session, result.observed, allow_empty)
+        if saved is not None:
+            ensure_fresh(saved[1], result.plan, saved[0])
+        if show is not None:
+            show(result)
+        if not result.plan.has_changes:
+            session.save_state()
+            return ApplyResult(result, None)
+        if not confirm(result.plan):
+            return ApplyResult(result, None)
+        applier = Applier(
+            session,
+            result.observed,
+            parallelism=project.settings.apply.parallelism,
+            downloader=downloader_factory(session) if downloader_factory else None,
+            renderer=renderer_factory(session, result.observed) if renderer_factory else None,
+        )
+        report = await applier.run(result.plan)
+        return ApplyResult(result, report)
+
+
+# --- status and wait ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    spec_id: str | None
+    run_id: str | None
+    run_name: str | None
+    status: str | None
+    ingested: int
+    expected: int
+    best_pass_at_1: float | None
+    sync: str  # "in sync", "pending: submit", "unmanaged", "orphan", ...
+    platform_url: str | None = None
+
+
+def status_rows(result: PlanResult, owner: str) -> list[StatusRow]:
+    by_spec: dict[str, list[Any]] = {}
+    for a in result.plan.actions:
+        if a.spec_id:
+            by_spec.setdefault(a.spec_id, []).append(a)
+    runs = {r.id: r for r in result.observed.runs}
+    rows = []
+    for spec_id, actions in sorted(by_spec.items()):
+        main = actions[-1]
+        if main.kind.value == "render":
+            continue
+        run = runs.get(main.run_id) if main.run_id else None
+        if run is None:
+            owned = [
+                r for r in result.observed.runs if r.marker and r.marker.owner == owner and r.marker.spec_id == spec_id
+            ]
+            run = max(owned, key=lambda r: (r.created_at or "", r.id)) if owned else None
+        kinds = {a.kind.value for a in actions}
+        if kinds <= {"noop", "wait"}:
+            sync = "in sync" if "wait" not in kinds else "in sync (running)"
+        elif "orphan" in kinds:
+            sync = "orphan"
+        else:
+            sync = "pending: " + ", ".join(sorted(kinds - {"noop"}))
+        rows.append(
+            StatusRow(
+                spec_id=spec_id,
+                run_id=run.id if run else None,
+                run_name=run.name if run else None,
+                status=run.status if run else None,
+                ingested=run.ingested if run else 0,
+                expected=run.expected if run else 0,
+                best_pass_at_1=run.best_pass_at_1 if run else None,
+                sync=sync,
+                platform_url=run.platform_url if run else None,
+            )
+        )
+    for run in sorted(result.observed.runs, key=lambda r: (r.created_at or "", r.id), reverse=True):
+        if run.marker is None or run.marker.owner != owner:
+            rows.append(
+                StatusRow(
+                    None,
+                    run.id,
+                    run.name,
+                    run.status,
+                    run.ingested,
+                    run.expected,
+                    run.best_pass_at_1,
+                    "unmanaged",
+                    run.platform_url,
+                )
+            )
+    return rows
+
+
+def waiting_on(result: PlanResult) -> list[Any]:
+    """Owned runs of the specs' current configs that are still active."""
+    wanted = {a.run_id for a in result.plan.actions if a.kind.value == "wait" and a.run_id}
+    return [r for r in result.observed.runs if r.id in wanted and r.active]
+
+
+async def render_leaderboards(
+    project: Project,
+    *,
+    check: bool = False,
+    targets: Sequence[str] = (),
+    platform: str | None = None,
+    workspace: str | None = None,
+) -> list[Any]:
+    from .rendering import render_all
+
+    async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
+        check_targets(session, targets)
+        observed = await session.observe()
+        outcomes = await render_all(session, observed, check=check, targets=frozenset(targets))
+        if not check:
+            session.save_state()
+        return outcomes

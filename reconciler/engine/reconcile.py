@@ -1,0 +1,91 @@
+"""`reconciler reconcile`: the scheduled job in one call.
+
+apply within policy (as if --auto-approve; --prune only when reconciler.toml allows it) ->
+optionally wait for owned runs -> download what each spec asks for -> render leaderboards ->
+save the state file. Committing and pushing are the command's last steps (vcs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..core.plan import ActionKind
+from ..settings import LOCAL_PLATFORM, Project
+from .apply import Applier, ApplyReport
+from .operations import PlanResult, _plan_in, make_policy, refuse_sudden_empty
+from .rendering import RenderOutcome, render_all
+from .session import open_session
+from .waiting import wait_in
+
+
+@dataclass
+class ReconcileResult:
+    plan: PlanResult
+    applied: ApplyReport | None
+    downloads: ApplyReport | None
+    rendered: list[RenderOutcome] = field(default_factory=list)
+    state_file: str = ""
+    generated: list[str] = field(default_factory=list)  # every generated file, changed or not
+
+    @property
+    def failures(self) -> list[str]:
+        out = []
+        for report in (self.applied, self.downloads):
+            if report is not None:
+                out += [
+                    f"{r.action.kind.value} {r.action.spec_id or r.action.run_name}: {r.message}" for r in report.failed
+                ]
+        out += [f"render {o.spec_id}: {o.error}" for o in self.rendered if o.error]
+        return out
+
+
+async def reconcile(
+    project: Project,
+    *,
+    wait: bool = False,
+    timeout: float = 3600.0,
+    allow_empty: bool = False,
+    platform: str | None = None,
+    workspace: str | None = None,
+    log: object = None,
+) -> ReconcileResult:
+    from ..outputs.download import downloader_for
+
+    say = log if callable(log) else (lambda _msg: None)
+    policy = make_policy(project, (), project.settings.apply.prune, False)
+    async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
+        first = await _plan_in(session, policy)
+        refuse_sudden_empty(session, first.observed, allow_empty)
+        for name in first.adopted:
+            say(f"adopted {name}: its submit was interrupted after the platform accepted it")
+        applied = None
+        if first.plan.has_changes:
+            applied = await Applier(
+                session,
+                first.observed,
+                parallelism=project.settings.apply.parallelism,
+                downloader=downloader_for(session),
+            ).run(first.plan)
+            for r in applied.results:
+                say(
+                    f"{'ok  ' if r.ok else 'FAIL'} {r.action.kind.value:<8} {r.action.spec_id or r.action.run_name}: {r.message}"
+                )
+        if wait:
+            interval = 0.5 if session.platform == LOCAL_PLATFORM else 5.0
+            await wait_in(session, (), timeout, interval)
+        second = await _plan_in(session, policy)
+        downloads = None
+        fetch = second.plan.model_copy(
+            update={"actions": tuple(a for a in second.plan.actions if a.kind is ActionKind.DOWNLOAD)}
+        )
+        if fetch.actions:
+            downloads = await Applier(session, second.observed, downloader=downloader_for(session)).run(fetch)
+            for r in downloads.results:
+                say(f"{'ok  ' if r.ok else 'FAIL'} download {r.action.spec_id}: {r.message}")
+        rendered = await render_all(session, second.observed)
+        for o in rendered:
+            for f in o.files:
+                say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
+        session.save_state()
+        generated = sorted({f for o in rendered for f in o.files} | {project.settings.state_file})
+        return ReconcileResult(first, applied, downloads, rendered, project.settings.state_file, generated)

@@ -1,0 +1,108 @@
+"""Everything a command needs to talk about the repository and the platform, opened in one place."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core.identity import fingerprint
+from ..core.world import Desired, DesiredRun, Observed
+from ..errors import SpecError
+from ..osmosis.client import OsmosisClient
+from ..settings import LOCAL_PLATFORM, Project, resolve_platform
+from ..specs.loader import LoadResult, discover, load_specs
+from .observe import observe
+from .state import SpecRecord, State, load_state, save_state
+
+
+def load_desired(project: Project) -> tuple[Desired, LoadResult]:
+    """Every spec under the specs dir; any validation error stops here with every diagnostic."""
+    result = load_specs(discover([project.specs_path]), project.root, project.settings.specs_dir)
+    if result.errors:
+        lines = "\n".join(d.render() for d in result.errors)
+        raise SpecError(f"specs are invalid:\n{lines}", hint="fix them (see `reconciler validate`) and run again")
+    runs = tuple(DesiredRun(spec=s, fingerprint=fingerprint(s.config)) for s in result.run_specs)
+    return Desired(runs=runs, benchmarks=tuple(result.benchmark_specs)), result
+
+
+def git_identity(root: Path) -> str | None:
+    from ..vcs.origin import github_identity
+
+    return github_identity(root)
+
+
+@dataclass
+class Session:
+    project: Project
+    platform: str
+    owner: str
+    client: OsmosisClient
+    desired: Desired
+    specs: LoadResult
+    state: State
+    adopted: tuple[str, ...] = ()
+
+    @property
+    def state_path(self) -> Path:
+        return self.project.root / self.project.settings.state_file
+
+    @property
+    def outputs_root(self) -> Path:
+        return self.project.root / self.project.settings.outputs_dir
+
+    async def observe(self) -> Observed:
+        observed = await observe(
+            self.client, self.desired, self.state, owner=self.owner, outputs_root=self.outputs_root
+        )
+        self.adopted = settle_intents(self.state, observed)
+        return observed
+
+    def save_state(self) -> bool:
+        return save_state(self.state_path, self.state)
+
+
+def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:
+    """Adopt runs whose submit was interrupted after the platform accepted it; returns their names."""
+    adopted = []
+    for intent in list(state.intents):
+        match = [
+            r
+            for r in observed.runs
+            if r.marker is not None
+            and r.marker.owner == observed.owner
+            and (r.marker.spec_id, r.marker.fingerprint) == (intent.spec_id, intent.fingerprint)
+        ]
+        if match:
+            run = max(match, key=lambda r: (r.created_at or "", r.id))
+            state.specs[intent.spec_id] = SpecRecord(
+                run_id=run.id, run_name=run.name, fingerprint=intent.fingerprint, benchmark_id=run.benchmark_id
+            )
+            state.intents.remove(intent)
+            adopted.append(run.name)
+    return tuple(adopted)
+
+
+@asynccontextmanager
+async def open_session(
+    project: Project, *, platform_flag: str | None = None, workspace_flag: str | None = None
+) -> AsyncIterator[Session]:
+    from ..osmosis.connect import connect
+
+    desired, specs = load_desired(project)
+    platform = resolve_platform(project, platform_flag)
+    workspace = workspace_flag or os.environ.get("OSMOSIS_WORKSPACE") or project.settings.workspace
+    identity = None if workspace else git_identity(project.root)
+    owner = project.settings.owner or identity or workspace or LOCAL_PLATFORM
+    client = connect(
+        platform,
+        root=project.root,
+        token=os.environ.get("OSMOSIS_TOKEN"),
+        workspace=workspace,
+        git_identity=identity,
+    )
+    state = load_state(project.root / project.settings.state_file)
+    async with client:
+        yield Session(project, platform, owner, client, desired, specs, state)

@@ -1,0 +1,98 @@
+"""A plan for terminals and for machines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..core.plan import Action, ActionKind, Plan
+
+SYMBOLS = {
+    ActionKind.SUBMIT: "+",
+    ActionKind.REPLACE: "-/+",
+    ActionKind.STOP: "-",
+    ActionKind.DOWNLOAD: "<=",
+    ActionKind.RENDER: "~",
+    ActionKind.WAIT: "..",
+    ActionKind.BLOCKED: "!",
+    ActionKind.ORPHAN: "?",
+    ActionKind.NOOP: "=",
+}
+COLORS = {
+    ActionKind.SUBMIT: "green",
+    ActionKind.REPLACE: "yellow",
+    ActionKind.STOP: "red",
+    ActionKind.BLOCKED: "red",
+    ActionKind.ORPHAN: "magenta",
+    ActionKind.DOWNLOAD: "cyan",
+    ActionKind.RENDER: "cyan",
+}
+
+
+def money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.2f}"
+
+
+def cost_text(action: Action) -> str:
+    c = action.cost
+    if c is None:
+        return ""
+    text = f"{c.tasks} tasks × {c.agents} agents × {c.attempts_per_task} attempts = {c.attempts} attempts"
+    if c.estimated_usd is not None:
+        text += f", est. {money(c.estimated_usd)}" + (
+            "" if c.estimate_complete else " (partial: no cost history for some agents)"
+        )
+    else:
+        text += ", cost unknown (no history for these agents)"
+    return text
+
+
+def action_line(action: Action, style: Any = None) -> str:
+    symbol = SYMBOLS[action.kind]
+    head = f"{symbol:>3} {action.kind.value:<8} {action.spec_id or action.run_name or ''}"
+    if style is not None and action.kind in COLORS:
+        head = style(head, fg=COLORS[action.kind])
+    parts = [head]
+    if action.run_name and action.kind is not ActionKind.SUBMIT:
+        parts.append(f"[{action.run_name}]")
+    parts.append(f"— {action.reason}")
+    line = " ".join(parts)
+    cost = cost_text(action)
+    if cost and action.kind is not ActionKind.BLOCKED:
+        line += f"\n      {cost}"
+    return line
+
+
+def summary_line(plan: Plan) -> str:
+    counts = plan.counts()
+    order = ["submit", "replace", "stop", "download", "render", "wait", "blocked", "orphan", "noop"]
+    parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
+    text = "Plan: " + (", ".join(parts) if parts else "no specs")
+    if plan.paid_attempts:
+        text += f". Paid: {plan.paid_attempts} attempts, est. {money(plan.estimated_cost_usd)}"
+    return text + "."
+
+
+def render_text(plan: Plan, *, style: Any = None, show_noop: bool = True) -> str:
+    lines = [action_line(a, style) for a in plan.actions if show_noop or a.kind is not ActionKind.NOOP]
+    if plan.unmanaged_runs:
+        lines.append(
+            f"  ({plan.unmanaged_runs} runs on these benchmarks are not owned by this repository; never touched)"
+        )
+    lines.append(summary_line(plan))
+    if plan.has_changes:
+        lines.append("Next: `reconciler apply` to carry this out.")
+    else:
+        lines.append("No changes: the platform matches the specs.")
+    return "\n".join(lines) + "\n"
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    """The versioned JSON form (`schema_version`), stable for machines and for `apply PLAN.json`."""
+    doc = plan.model_dump(mode="json")
+    doc["counts"] = plan.counts()
+    return doc
+
+
+def render_json(plan: Plan) -> str:
+    return json.dumps(plan_document(plan), indent=2, sort_keys=True) + "\n"

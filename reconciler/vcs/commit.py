@@ -1,0 +1,107 @@
+"""Commit generated files back, and push with a retry that rebases and re-renders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ReconcilerError
+
+
+class GitError(ReconcilerError):
+    pass
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    sha: str | None  # None: nothing to commit
+    paths: tuple[str, ...]
+
+
+def _repo(root: Path):  # type: ignore[no-untyped-def]
+    import git
+
+    try:
+        return git.Repo(root, search_parent_directories=False)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(
+            f"{root} is not a git repository; --commit needs one", hint="run `git init` or drop --commit"
+        ) from None
+
+
+def changed_paths(root: Path, paths: Sequence[str]) -> list[str]:
+    """Which of `paths` differ from HEAD (new, modified or deleted)."""
+    repo = _repo(root)
+    if not paths:
+        return []
+    out = repo.git.status("--porcelain", "--untracked-files=all", "--", *paths)
+    changed = []
+    for line in out.splitlines():
+        entry = line[3:]
+        if " -> " in entry:
+            entry = entry.split(" -> ", 1)[1]
+        changed.append(entry.strip('"'))
+    return sorted(set(changed))
+
+
+def commit_paths(
+    root: Path, paths: Sequence[str], message: str, *, author_name: str, author_email: str
+) -> CommitResult:
+    """Commit exactly `paths` (nothing else the index may hold); nothing changed is not an error."""
+    import git
+
+    repo = _repo(root)
+    changed = changed_paths(root, paths)
+    if not changed:
+        return CommitResult(None, ())
+    env = {
+        "GIT_AUTHOR_NAME": author_name,
+        "GIT_AUTHOR_EMAIL": author_email,
+        "GIT_COMMITTER_NAME": author_name,
+        "GIT_COMMITTER_EMAIL": author_email,
+    }
+    try:
+        repo.git.add("--", *changed)
+        with repo.git.custom_environment(**env):
+            repo.git.commit("-m", message, "--only", "--", *changed)
+    except git.GitCommandError as exc:
+        raise GitError(f"git commit failed: {exc.stderr.strip() or exc}") from None
+    return CommitResult(repo.head.commit.hexsha, tuple(changed))
+
+
+def push_with_retry(
+    root: Path,
+    *,
+    rerender: Callable[[], CommitResult],
+    remote: str = "origin",
+    attempts: int = 3,
+) -> int:
+    """Push HEAD; when rejected, rebase onto the remote (or, if our generated files conflict,
+    drop our commit and re-render on top of it) and try again. Returns the attempts used."""
+    import git
+
+    repo = _repo(root)
+    branch = repo.active_branch.name
+    for attempt in range(1, attempts + 1):
+        try:
+            repo.git.push(remote, f"HEAD:refs/heads/{branch}")
+            return attempt
+        except git.GitCommandError as exc:
+            text = (exc.stderr or "") + (exc.stdout or "")
+            if not any(w in text for w in ("rejected", "non-fast-forward", "fetch first")) or attempt == attempts:
+                raise GitError(f"git push to {remote}/{branch} failed: {text.strip()}") from None
+        repo.git.fetch(remote, branch)
+        upstream = f"{remote}/{branch}"
+        try:
+            repo.git.rebase(upstream)
+        except git.GitCommandError:
+            repo.git.rebase("--abort")
+            ahead = int(repo.git.rev_list("--count", f"{upstream}..HEAD"))
+            if ahead > 1:
+                raise GitError(
+                    f"push was rejected and {ahead} local commits conflict with {upstream}; resolve by hand"
+                ) from None
+            repo.git.reset("--hard", upstream)  # only our generated commit is dropped; it is re-rendered next
+        rerender()
+    return attempts
