@@ -66,6 +66,8 @@ def describe_error(err: ErrorDetails, root: type[BaseModel]) -> tuple[KeyPath, s
     name = path[-1] if path else ""
     if kind == "extra_forbidden":
         allowed = allowed_keys(root, tuple(err["loc"])[:-1])
+        if len(err["loc"]) == 1 and root.__name__ == "RunConfig":
+            allowed.append("reconcile")  # our own table, split off before the platform schema sees it
         message = "unknown key"
         close = difflib.get_close_matches(str(name), allowed, n=1) if allowed else []
         if close:

@@ -24,11 +24,11 @@ from .models import (
     default_spec_id,
 )
 from .run_config import RunConfig
-from .toml_positions import Position, key_positions, locate
+from .toml_positions import Position, key_on_line, key_positions, locate
 
 M = TypeVar("M", bound=BaseModel)
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
-_TOML_TWICE = re.compile(r"Cannot (?:declare|overwrite a value|mutate immutable namespace) \((.*)\)")
+_TOML_TWICE = re.compile(r"Cannot (?:declare|overwrite a value|mutate immutable namespace)(?: \((.*)\))?")
 _TOML_EOF = re.compile(r"\s*\(at end of document\)\s*$")
 
 
@@ -95,7 +95,10 @@ def read_document(path: Path, display: str) -> Document | Diagnostic:
         message = _TOML_POSITION.sub("", message)
         declared = _TOML_TWICE.match(message)
         if declared:
-            key = ".".join(re.findall(r"'([^']*)'", declared.group(1)))
+            key = ".".join(re.findall(r"'([^']*)'", declared.group(1) or ""))
+            found = key_on_line(text, line)
+            if found is not None:
+                key, (line, col) = dotted(found[0]), found[1]
             return Diagnostic(
                 file=display,
                 line=line,
@@ -143,6 +146,7 @@ def load_run_spec(doc: Document, spec_id: str) -> tuple[RunSpec | None, list[Dia
     if rules_on is not None:
         diags += _reserved_marker_env(doc, rules_on)
     diags += rdiags
+    diags = list(dict.fromkeys(diags))  # a shared [env] key can trip the same rule once per agent
     diags.sort(key=lambda d: (d.line, d.col))
     if config is None or reconcile is None or any(d.severity is Severity.ERROR for d in diags):
         return None, diags
@@ -227,7 +231,7 @@ def load_benchmark_spec(doc: Document, spec_id: str) -> tuple[BenchmarkSpec | No
 
 
 def is_benchmark_document(data: dict[str, Any]) -> bool:
-    return "benchmark" in data and "experiment" not in data
+    return "benchmark" in data and "experiment" not in data and "agents" not in data
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:

@@ -168,7 +168,8 @@ def payload_to_document(payload: dict[str, Any]) -> dict[str, Any]:
         if isinstance(execution, dict) and "verifier_secrets" in execution:
             execution = dict(execution)
             doc["verifier"] = {"required": execution.pop("verifier_secrets")}
-        doc["execution"] = execution
+        if execution:
+            doc["execution"] = execution
     if "env_config" in payload:
         doc["env"] = payload["env_config"]
     if "secrets" in payload:

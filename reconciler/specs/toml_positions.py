@@ -8,6 +8,9 @@ keys of inline tables, with array-of-tables indexes resolved as the parser does.
 
 from __future__ import annotations
 
+import contextlib
+import tomllib
+
 from .diagnostics import KeyPath
 
 Position = tuple[int, int]
@@ -23,6 +26,8 @@ class _Scanner:
         self.col = 1
         self.positions: dict[KeyPath, Position] = {}
         self.aot_counts: dict[KeyPath, int] = {}
+        # the last key or table header written on each line, even when it repeats an earlier one
+        self.by_line: dict[int, tuple[KeyPath, Position]] = {}
 
     # --- low-level movement -------------------------------------------------
     def peek(self, offset: int = 0) -> str:
@@ -91,16 +96,15 @@ class _Scanner:
             self.advance(3)
             return value
         self.advance()
-        out = []
+        start = self.i
         while self.peek() not in ('"', ""):
-            if self.peek() == "\\":
-                out.append(self.peek(1))
-                self.advance(2)
-            else:
-                out.append(self.peek())
-                self.advance()
+            self.advance(2 if self.peek() == "\\" else 1)
+        raw = self.text[start : self.i]
         self.advance()
-        return "".join(out)
+        try:
+            return str(tomllib.loads(f'k = "{raw}"')["k"])
+        except tomllib.TOMLDecodeError:
+            return raw
 
     def read_literal_string(self) -> str:
         if self.startswith("'''"):
@@ -165,6 +169,8 @@ class _Scanner:
         for name, pos in parts:
             path = (*path, name)
             self.positions.setdefault(path, pos)
+        if parts:
+            self.by_line[parts[0][1][0]] = (path, parts[0][1])
         return path
 
     # --- headers ------------------------------------------------------------
@@ -194,12 +200,14 @@ class _Scanner:
                 self.positions.setdefault(aot, pos)
                 table = (*aot, self.aot_counts[aot] - 1)
                 self.positions[table] = pos
+                self.by_line[pos[0]] = (table, pos)
             elif self.peek() == "[":
                 self.advance()
                 names = [n for n, _ in self.read_key()]
                 self.advance()
                 table = self.resolve(names)
-                self.positions[table] = pos
+                self.by_line[pos[0]] = (table, pos)
+                self.positions.setdefault(table, pos)
             else:
                 parts = self.read_key()
                 full = self.record_key(table, parts)
@@ -215,6 +223,15 @@ class _Scanner:
 def key_positions(text: str) -> dict[KeyPath, Position]:
     """Positions of every key and table in `text`, which must already be valid TOML."""
     return _Scanner(text).scan()
+
+
+def key_on_line(text: str, line: int) -> tuple[KeyPath, Position] | None:
+    """The key or table written on `line` of text that may not parse (used to name a duplicate)."""
+    head = "\n".join(text.split("\n")[:line])
+    scanner = _Scanner(head)
+    with contextlib.suppress(IndexError, ValueError):
+        scanner.scan()
+    return scanner.by_line.get(line)
 
 
 def locate(positions: dict[KeyPath, Position], path: KeyPath) -> Position:
