@@ -163,7 +163,7 @@ def test_every_expectation_names_at_least_one_problem() -> None:
 # --- one bad file at a time ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case", cases_for("exit"))
+@pytest.mark.parametrize("case", CASE_PARAMS)
 def test_bad_spec_exits_with_the_expected_code(case: Case, workdir: Path) -> None:
     outcome = validate(stage(case.name, workdir))
     assert outcome.exit_code == case.exit, outcome.stdout
