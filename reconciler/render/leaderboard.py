@@ -98,7 +98,8 @@ def order_rows(rows: Sequence[Row], rank_by: RankBy) -> list[Row]:
     without a value come last, sharing the next rank.
     """
     if rank_by == "pass_at_1":
-        return sorted(rows, key=lambda r: (r.rank if r.rank is not None else math.inf, r.model, r.harness or ""))
+        # stable: rows the platform ranked equally keep the platform's order (the leader first)
+        return sorted(rows, key=lambda r: r.rank if r.rank is not None else math.inf)
     get, descending = _METRIC[rank_by]
 
     def key(r: Row) -> tuple[int, float, str, str]:
@@ -180,7 +181,8 @@ def render_markdown(
     repo_root: Path | None = None,
 ) -> str:
     template = environment(repo_root).get_template("leaderboard.md.j2")
-    deepest_k = max((r.deepest.k for r in rows if r.deepest), default=None)
+    deepest_k = max((r.deepest.k for r in rows if r.deepest), default=1)
+    deepest_k = deepest_k if deepest_k > 1 else None  # pass@1 already has its own column
     return template.render(
         title=title,
         benchmark_key=benchmark_key,
