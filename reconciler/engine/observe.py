@@ -67,7 +67,7 @@ def benchmark_state(ref: str, detail: BenchmarkDetail) -> BenchmarkState:
 
 def marker_of(detail: RunDetail) -> Marker | None:
     """The ownership marker in a run's submitted environment (or, failing that, an agent's)."""
-    config: Any = detail.configuration.get("config") if isinstance(detail.configuration, dict) else None
+    config: Any = detail.configuration.config
     env = config.get("env_config") if isinstance(config, dict) else None
     marker = read_marker(env if isinstance(env, dict) else None)
     if marker is None:

@@ -181,8 +181,8 @@ def render_markdown(
     repo_root: Path | None = None,
 ) -> str:
     template = environment(repo_root).get_template("leaderboard.md.j2")
-    deepest_k = max((r.deepest.k for r in rows if r.deepest), default=1)
-    deepest_k = deepest_k if deepest_k > 1 else None  # pass@1 already has its own column
+    deepest = max((r.deepest.k for r in rows if r.deepest), default=1)
+    deepest_k = deepest if deepest > 1 else None  # pass@1 already has its own column
     return template.render(
         title=title,
         benchmark_key=benchmark_key,

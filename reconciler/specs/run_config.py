@@ -144,7 +144,7 @@ def _agent_payload(agent: Agent) -> dict[str, Any]:
     return out
 
 
-def payload_to_document(payload: dict[str, Any]) -> dict[str, Any]:
+def payload_to_document(payload: Any) -> dict[str, Any]:
     """The inverse of `to_payload`: a submit body back in TOML-document shape.
 
     The local platform validates submits with the same models and rules as `validate`;

@@ -1,0 +1,381 @@
+"""A typed async client for every benchmark endpoint of the platform contract (§2).
+
+    async with OsmosisClient("https://platform.osmosis.ai", token=token, git_identity="acme/evals") as osmosis:
+        runs = await osmosis.list_runs()
+
+Every call carries `Authorization: Bearer <token>` (when there is a token),
+`Content-Type: application/json`, `User-Agent: reconciler/<version>` and exactly one scope
+header: `X-Osmosis-Workspace` or `X-Osmosis-Git` (lowercased). Path segments are
+percent-encoded with no safe characters. Errors are reconciler.osmosis.errors; retries
+follow reconciler.osmosis.session. Presigned output URLs are fetched only through
+`open_presigned`, which sends no credentials.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, Literal, Self, TypeVar
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from .. import __version__
+from ..errors import ConfigError
+from .errors import PlatformUnreachable, ProtocolError, SubmitOutcomeUnknown
+from .models import (
+    BenchmarkDetail,
+    BenchmarkEntry,
+    DownloadUrls,
+    LogPage,
+    Manifest,
+    Page,
+    RunDetail,
+    RunItem,
+    SecretRecord,
+    SubmitResult,
+)
+from .retry import RetryPolicy
+from .session import Session
+from .urls import is_loopback, normalize_base_url, require_secure, segment
+
+logger = logging.getLogger("reconciler.osmosis")
+
+PAGE_LIMIT = 50  # the platform's cap for list pages
+LOG_LIMIT = 200  # the platform's cap for log pages
+MAX_DOWNLOAD_BATCH = 500
+DEFAULT_RETRY = RetryPolicy()
+_GIT_IDENTITY = re.compile(r"^[^/\s]+/[^/\s]+$")
+
+SecretScope = Literal["workspace", "user"]
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class OsmosisClient:
+    """The platform, one workspace scope, one token. Use it as an async context manager."""
+
+    page_concurrency = 4
+    """How many list pages are fetched at once once the first page gave `total_count`."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        token: str | None,
+        workspace: str | None = None,
+        git_identity: str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        timeout: float = 30.0,
+        user_agent: str = f"reconciler/{__version__}",
+        on_warning: Callable[[str], None] | None = None,
+        allow_insecure: bool = False,
+    ) -> None:
+        """`allow_insecure` skips the https check: only for an in-process app (connect("local"))."""
+        self.base_url = normalize_base_url(base_url)
+        if not allow_insecure:
+            require_secure(self.base_url)
+        self.scope = _scope_header(workspace, git_identity)
+        self._session = Session(
+            self.base_url,
+            token=_checked_token(token),
+            scope=self.scope,
+            transport=transport,
+            retry=retry,
+            timeout=timeout,
+            user_agent=user_agent,
+            on_warning=on_warning or logger.warning,
+        )
+        self._presigned = httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(600.0, connect=30.0),
+            follow_redirects=True,
+            max_redirects=20,
+            headers={"User-Agent": user_agent, "Accept-Encoding": "identity"},
+            event_hooks={"request": [self._check_presigned_hop]},
+        )
+
+    def __repr__(self) -> str:
+        return f"OsmosisClient(base_url={self.base_url!r}, {self.scope[0]}={self.scope[1]!r})"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._session.aclose()
+        await self._presigned.aclose()
+
+    # --- benchmarks ---
+
+    async def list_benchmarks(self) -> list[BenchmarkEntry]:
+        return await self._collect("/api/cli/benchmarks", "benchmarks", BenchmarkEntry, {})
+
+    async def get_benchmark(self, ref: str) -> BenchmarkDetail:
+        """A benchmark by key, exact name or id, with its leaderboard (verbatim and typed)."""
+        path = f"/api/cli/benchmarks/{segment(ref)}"
+        data = await self._session.call("GET", path)
+        benchmark = data.get("benchmark")
+        if not isinstance(benchmark, dict):
+            raise ProtocolError(
+                f"The platform's answer to GET {path} has no `benchmark` object", method="GET", path=path
+            )
+        return _parse(BenchmarkDetail, {**benchmark, "leaderboard": data.get("leaderboard")}, "GET", path, "benchmark")
+
+    # --- runs ---
+
+    async def list_runs_page(
+        self, *, offset: int = 0, limit: int = PAGE_LIMIT, benchmark_id: str | None = None
+    ) -> Page[RunItem]:
+        params = {"benchmark": benchmark_id} if benchmark_id is not None else {}
+        return await self._page(
+            "/api/cli/benchmark-runs", "benchmark_runs", RunItem, offset=offset, limit=limit, params=params
+        )
+
+    async def list_runs(self, *, benchmark_id: str | None = None) -> list[RunItem]:
+        """Every run of the workspace (or of one benchmark, by its id), newest first."""
+        params = {"benchmark": benchmark_id} if benchmark_id is not None else {}
+        return await self._collect("/api/cli/benchmark-runs", "benchmark_runs", RunItem, params)
+
+    async def get_run(self, name_or_id: str) -> RunDetail:
+        path = f"/api/cli/benchmark-runs/{segment(name_or_id)}"
+        return _parse(RunDetail, await self._session.call("GET", path), "GET", path, "run")
+
+    async def get_logs(
+        self,
+        name_or_id: str,
+        *,
+        limit: int = 50,
+        direction: Literal["older", "newer"] = "older",
+        cursor: str | None = None,
+    ) -> LogPage:
+        """One page of logs, oldest first within the page; no cursor + "older" = the newest page."""
+        path = f"/api/cli/benchmark-runs/{segment(name_or_id)}/logs"
+        params = {"limit": str(_clamp(limit, LOG_LIMIT)), "direction": direction}
+        if cursor is not None:
+            params["cursor"] = cursor
+        return _parse(LogPage, await self._session.call("GET", path, params=params), "GET", path, "logs")
+
+    async def submit_run(self, payload: Mapping[str, Any]) -> SubmitResult:
+        """Submit once. Raises SubmitOutcomeUnknown when the platform may have created the run
+        anyway (timeout, dropped connection, 5xx, unreadable answer): look it up before retrying."""
+        path = "/api/cli/benchmark-runs"
+        data = await self._session.call("POST", path, body=payload, submit=True, secrets=_provided_values(payload))
+        return _parse(SubmitResult, data, "POST", path, "submit", unknown_outcome=True)
+
+    async def stop_run(self, run_id: str) -> None:
+        """Stop a pending, queued or running run, by id. A run that has already ended answers
+        409 and raises Conflict: whether that is fine is the caller's decision."""
+        path = f"/api/cli/benchmark-runs/{segment(run_id)}/stop"
+        await self._session.call("POST", path, body={}, read_body=False)
+
+    # --- outputs ---
+
+    async def get_manifest(self, run_id: str, types: Sequence[str]) -> Manifest:
+        if not types:
+            raise ValueError("get_manifest needs at least one output type")
+        path = f"/api/cli/benchmark-runs/{segment(run_id)}/outputs/manifest"
+        data = await self._session.call("GET", path, params={"types": ",".join(types)})
+        return _parse(Manifest, data, "GET", path, "manifest")
+
+    async def get_download_urls(self, run_id: str, items: Sequence[tuple[str, str | None]]) -> DownloadUrls:
+        """Presigned URLs for (path, token) pairs of a manifest; 1..500 per call."""
+        if not 1 <= len(items) <= MAX_DOWNLOAD_BATCH:
+            raise ValueError(f"a download-URL batch holds 1..{MAX_DOWNLOAD_BATCH} items, not {len(items)}")
+        path = f"/api/cli/benchmark-runs/{segment(run_id)}/outputs/download-urls"
+        body = {"items": [{"path": p, **({"token": t} if t is not None else {})} for p, t in items]}
+        return _parse(DownloadUrls, await self._session.call("POST", path, body=body), "POST", path, "download-urls")
+
+    @property
+    def http_client(self) -> httpx.AsyncClient:
+        """The credential-free client behind `open_presigned` (no Authorization, no scope header)."""
+        return self._presigned
+
+    @asynccontextmanager
+    async def open_presigned(
+        self, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> AsyncIterator[httpx.Response]:
+        """The one door for presigned fetches: a streamed GET with no credentials.
+
+        `async with client.open_presigned(url, headers={"Range": "bytes=10-"}) as response:`
+        then read `response.status_code` and `response.aiter_bytes()`. Redirects are followed
+        (at most 20), each hop https, loopback or this platform's own origin. Network failures,
+        also while reading the body inside the block, raise PlatformUnreachable; the URL is
+        never put in a message (it carries a signature).
+        """
+        if headers and any(name.lower() == "authorization" for name in headers):
+            raise ValueError("presigned fetches carry no Authorization header")
+        try:
+            async with self._presigned.stream("GET", url, headers=headers) as response:
+                yield response
+        except httpx.InvalidURL:
+            raise ProtocolError("The platform returned an invalid download URL (<redacted URL>)") from None
+        except httpx.RequestError as exc:
+            raise PlatformUnreachable(f"Could not fetch <redacted URL>: {type(exc).__name__}") from exc
+
+    async def _check_presigned_hop(self, request: httpx.Request) -> None:
+        url = request.url
+        own = httpx.URL(self.base_url)
+        same_origin = (url.scheme, url.host, url.port) == (own.scheme, own.host, own.port)
+        if url.scheme == "https" or is_loopback(url.host) or same_origin:
+            return
+        raise ProtocolError(f"Refusing a download URL over {url.scheme} to {url.host}: only https is allowed")
+
+    # --- secrets ---
+
+    async def list_secrets(self, scope: Literal["all", "workspace", "user"] = "all") -> list[SecretRecord]:
+        """Secret records (names and metadata; values are never returned), all pages."""
+        return await self._collect(
+            "/api/cli/environment-secrets", "environment_secrets", SecretRecord, {"scope": scope}
+        )
+
+    async def set_secret(self, name: str, value: str, scope: SecretScope) -> None:
+        body = {"name": name, "value": value, "scope": scope}
+        await self._session.call("POST", "/api/cli/environment-secrets", body=body, read_body=False, secrets=[value])
+
+    async def delete_secret(self, name: str, scope: SecretScope) -> None:
+        body = {"name": name, "scope": scope}
+        await self._session.call("DELETE", "/api/cli/environment-secrets", body=body, read_body=False)
+
+    # --- paging ---
+
+    async def _page(
+        self, path: str, key: str, model: type[M], *, offset: int, limit: int, params: Mapping[str, str]
+    ) -> Page[M]:
+        query = {**params, "limit": str(_clamp(limit, PAGE_LIMIT)), "offset": str(max(0, offset))}
+        data = await self._session.call("GET", path, params=query)
+        raw = data.get(key)
+        if raw is None:
+            raw = []
+        if not isinstance(raw, list):
+            raise ProtocolError(
+                f"The platform's answer to GET {path} has a `{key}` that is not a list", method="GET", path=path
+            )
+        items = tuple(_parse(model, item, "GET", path, f"{key}[{n}]") for n, item in enumerate(raw))
+        meta = _parse(Page[Any], {**data, "items": ()}, "GET", path, "page")
+        return Page(items=items, total_count=meta.total_count, has_more=meta.has_more, next_offset=meta.next_offset)
+
+    async def _collect(self, path: str, key: str, model: type[M], params: Mapping[str, str]) -> list[M]:
+        """Every item: follow `next_offset` until it is null or a page comes back empty.
+
+        When the first page tells `total_count` (and honoured our page size), the remaining
+        pages are fetched side by side, `page_concurrency` at a time; if the list moved
+        meanwhile, paging goes on one page at a time from where the pages stop agreeing.
+        Items seen twice (a list that grew while we read it) are kept once, first seen.
+        """
+        fetch = functools.partial(self._page, path, key, model, limit=PAGE_LIMIT, params=params)
+        offset, page = 0, await fetch(offset=0)
+        items = list(page.items)
+        nxt = page.next_offset
+        if nxt is not None and len(page.items) == nxt == PAGE_LIMIT and page.total_count > nxt:
+            offsets = list(range(nxt, page.total_count, PAGE_LIMIT))
+            for offset, page in zip(offsets, await self._gather(fetch, offsets), strict=True):
+                items.extend(page.items)
+                if len(page.items) != PAGE_LIMIT or page.next_offset != offset + PAGE_LIMIT:
+                    break
+        while page.items and page.next_offset is not None:
+            if page.next_offset <= offset:
+                raise ProtocolError(f"The platform's paging of GET {path} does not advance", method="GET", path=path)
+            offset = page.next_offset
+            page = await fetch(offset=offset)
+            items.extend(page.items)
+        return _unique(items)
+
+    async def _gather(self, fetch: Callable[..., Awaitable[Page[M]]], offsets: Sequence[int]) -> list[Page[M]]:
+        gate = asyncio.Semaphore(self.page_concurrency)
+
+        async def one(offset: int) -> Page[M]:
+            async with gate:
+                return await fetch(offset=offset)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(one(offset)) for offset in offsets]
+        except BaseExceptionGroup as failures:
+            first: BaseException = failures
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first from None
+        return [task.result() for task in tasks]
+
+
+def _scope_header(workspace: str | None, git_identity: str | None) -> tuple[str, str]:
+    if workspace is not None and git_identity is not None:
+        raise ConfigError(
+            "both a workspace name and a git identity were given; the platform takes exactly one scope",
+            hint="keep either the workspace name or the GitHub owner/repo identity",
+        )
+    if workspace is not None:
+        name = workspace.strip()
+        if not name or not name.isprintable():
+            raise ConfigError(f"invalid workspace name {workspace!r}")
+        return ("X-Osmosis-Workspace", name)
+    if git_identity is not None:
+        identity = git_identity.strip().lower()
+        if not _GIT_IDENTITY.match(identity) or not identity.isprintable():
+            raise ConfigError(f"invalid git identity {git_identity!r}: expected owner/repo")
+        return ("X-Osmosis-Git", identity)
+    raise ConfigError(
+        "no Osmosis workspace scope: neither a workspace name nor a GitHub owner/repo identity",
+        hint="set `workspace` in reconciler.toml, pass --workspace, or run inside a git repository whose origin is on github.com",
+    )
+
+
+def _checked_token(token: str | None) -> str | None:
+    if token is None or not token.strip():
+        return None
+    token = token.strip()
+    if not all(33 <= ord(char) <= 126 for char in token):
+        raise ConfigError(
+            "OSMOSIS_TOKEN contains spaces, line breaks or non-ASCII characters",
+            hint="copy the token again: export OSMOSIS_TOKEN=...",
+        )
+    return token
+
+
+def _clamp(limit: int, ceiling: int) -> int:
+    return max(1, min(ceiling, limit))
+
+
+def _provided_values(payload: Mapping[str, Any]) -> list[str]:
+    """Secret values supplied at submit time: kept out of every error message."""
+    secrets = payload.get("secrets")
+    provided = secrets.get("provided") if isinstance(secrets, Mapping) else None
+    if not isinstance(provided, Mapping):
+        return []
+    return [value for value in provided.values() if isinstance(value, str)]
+
+
+def _unique(items: list[M]) -> list[M]:
+    seen: set[object] = set()
+    unique = []
+    for item in items:
+        key = getattr(item, "id", None)
+        if key is None or key not in seen:
+            unique.append(item)
+            seen.add(key)
+    return unique
+
+
+def _parse(model: type[M], data: object, method: str, path: str, what: str, *, unknown_outcome: bool = False) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{what}{''.join(f'.{part}' if isinstance(part, str) else f'[{part}]' for part in err['loc'])}: {err['msg']}"
+            for err in exc.errors()[:5]
+        )
+        text = f"Unexpected answer from the platform to {method} {path}: {problems}"
+        cls = SubmitOutcomeUnknown if unknown_outcome else ProtocolError
+        raise cls(text, method=method, path=path) from None

@@ -1,0 +1,188 @@
+"""The Osmosis client walks offset pages: next_offset until null or an empty page."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from reconciler.osmosis.client import OsmosisClient
+from reconciler.osmosis.errors import ProtocolError, ServerError
+from reconciler.osmosis.retry import RetryPolicy
+
+BASE = "https://platform.test"
+
+
+def run(handler: Any, action: Callable[[OsmosisClient], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        async with OsmosisClient(
+            BASE, token="t", workspace="team", transport=httpx.MockTransport(handler), retry=RetryPolicy.disabled()
+        ) as client:
+            return await action(client)
+
+    return asyncio.run(main())
+
+
+class Server:
+    """A list endpoint over `count` runs with honest offset paging."""
+
+    def __init__(self, count: int, *, key: str = "benchmark_runs", with_total: bool = True) -> None:
+        self.items: list[dict[str, Any]] = [{"id": f"r{n}", "name": f"run-{n}"} for n in range(count)]
+        self.key = key
+        self.with_total = with_total
+        self.offsets: list[int] = []
+        self.in_flight = 0
+        self.most_in_flight = 0
+
+    async def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        await asyncio.sleep(0)  # let concurrent page requests overlap
+        self.in_flight -= 1
+        offset, limit = int(request.url.params["offset"]), int(request.url.params["limit"])
+        self.offsets.append(offset)
+        page = self.items[offset : offset + limit]
+        end = offset + len(page)
+        body: dict[str, Any] = {
+            self.key: page,
+            "has_more": end < len(self.items),
+            "next_offset": end if end < len(self.items) else None,
+        }
+        if self.with_total:
+            body["total_count"] = len(self.items)
+        return httpx.Response(200, json=body)
+
+
+def ids(items: list[Any]) -> list[str]:
+    return [item.id for item in items]
+
+
+def test_list_runs_follows_next_offset_past_50_one_page_at_a_time_without_a_total() -> None:
+    server = Server(120, with_total=False)
+    runs = run(server, lambda c: c.list_runs())
+    assert ids(runs) == [f"r{n}" for n in range(120)]
+    assert server.offsets == [0, 50, 100]
+
+
+def test_list_runs_fetches_the_remaining_pages_side_by_side_once_the_total_is_known() -> None:
+    server = Server(420)
+    runs = run(server, lambda c: c.list_runs())
+    assert ids(runs) == [f"r{n}" for n in range(420)]
+    assert sorted(server.offsets) == list(range(0, 420, 50))
+    assert 1 < server.most_in_flight <= OsmosisClient.page_concurrency
+
+
+def test_paging_stops_when_next_offset_is_null() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"benchmark_runs": [{"id": "a"}], "has_more": True, "next_offset": None})
+
+    assert ids(run(handler, lambda c: c.list_runs())) == ["a"]
+
+
+def test_paging_stops_on_an_empty_page_even_when_next_offset_is_set() -> None:
+    offsets: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        offsets.append(request.url.params["offset"])
+        items = [{"id": f"r{n}"} for n in range(50)] if request.url.params["offset"] == "0" else []
+        return httpx.Response(200, json={"benchmark_runs": items, "next_offset": 50})
+
+    assert len(run(handler, lambda c: c.list_runs())) == 50
+    assert offsets == ["0", "50"]
+
+
+def test_paging_that_does_not_advance_is_a_protocol_error() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"benchmark_runs": [{"id": "a"}], "next_offset": 0})
+
+    with pytest.raises(ProtocolError, match="does not advance"):
+        run(handler, lambda c: c.list_runs())
+
+
+def test_a_run_seen_on_two_pages_is_kept_once() -> None:
+    pages = {"0": (["a", "b"], 2), "2": (["b", "c"], None)}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        names, nxt = pages[request.url.params["offset"]]
+        return httpx.Response(200, json={"benchmark_runs": [{"id": n} for n in names], "next_offset": nxt})
+
+    assert ids(run(handler, lambda c: c.list_runs())) == ["a", "b", "c"]
+
+
+def test_a_list_that_grows_while_paging_is_read_to_its_new_end() -> None:
+    server = Server(110)
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        response = await server(request)
+        if request.url.params["offset"] == "0":  # 60 more runs land after the first page
+            server.items.extend({"id": f"r{n}"} for n in range(110, 170))
+        return response
+
+    runs = run(handler, lambda c: c.list_runs())
+    assert ids(runs) == [f"r{n}" for n in range(170)]
+    assert sorted(server.offsets) == [0, 50, 100, 150]
+
+
+def test_a_failing_page_raises_its_own_error_not_an_exception_group() -> None:
+    server = Server(200)
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.params["offset"] == "100":
+            return httpx.Response(500, json={"message": "boom"})
+        return await server(request)
+
+    with pytest.raises(ServerError, match="boom"):
+        run(handler, lambda c: c.list_runs())
+
+
+def test_list_runs_page_passes_the_paging_fields_through() -> None:
+    server = Server(120)
+    page = run(server, lambda c: c.list_runs_page(offset=50, limit=50))
+    assert ids(list(page.items)) == [f"r{n}" for n in range(50, 100)]
+    assert (page.total_count, page.has_more, page.next_offset) == (120, True, 100)
+
+
+def test_the_benchmark_filter_is_sent_as_the_benchmark_id() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"benchmark_runs": []})
+
+    run(handler, lambda c: c.list_runs(benchmark_id="b-42"))
+    assert seen[0].url.params["benchmark"] == "b-42"
+
+
+def test_missing_paging_fields_take_their_defaults() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={})
+
+    page = run(handler, lambda c: c.list_runs_page())
+    assert (page.items, page.total_count, page.has_more, page.next_offset) == ((), 0, False, None)
+
+
+def test_list_benchmarks_walks_every_page() -> None:
+    server = Server(0, key="benchmarks", with_total=False)
+    server.items = [
+        {
+            "id": f"b{n}",
+            "name": f"B{n}",
+            "source_type": "t",
+            "source_ref": f"b{n}",
+            "task_count": 1,
+            "category_count": 1,
+        }
+        for n in range(75)
+    ]
+    benchmarks = run(server, lambda c: c.list_benchmarks())
+    assert len(benchmarks) == 75
+    assert server.offsets == [0, 50]
+
+
+def test_list_secrets_walks_every_page() -> None:
+    server = Server(60, key="environment_secrets")
+    secrets = run(server, lambda c: c.list_secrets())
+    assert len(secrets) == 60

@@ -1,0 +1,84 @@
+"""The GitHub owner/repo identity of a repository's origin (the X-Osmosis-Git scope)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reconciler.vcs.origin import github_identity, parse_github_remote
+
+
+@pytest.mark.parametrize(
+    ("url", "identity"),
+    [
+        ("https://github.com/acme/evals", "acme/evals"),
+        ("https://github.com/Acme/Evals.git", "acme/evals"),
+        ("https://github.com/acme/evals.git/", "acme/evals"),
+        ("https://x-access-token:abc@github.com/acme/evals.git", "acme/evals"),
+        ("HTTPS://GitHub.com/acme/evals", "acme/evals"),
+        ("git@github.com:acme/evals.git", "acme/evals"),
+        ("git@github.com:Acme/my.repo", "acme/my.repo"),
+        ("github.com:acme/evals", "acme/evals"),
+        ("ssh://git@github.com/acme/evals", "acme/evals"),
+        ("ssh://git@github.com:22/acme/evals.git", "acme/evals"),
+        ("  https://github.com/acme/evals\n", "acme/evals"),
+        ("https://gitlab.com/acme/evals", None),
+        ("git@gitlab.com:acme/evals.git", None),
+        ("https://github.example.com/acme/evals", None),
+        ("https://github.com/acme", None),
+        ("https://github.com/acme/evals/tree/main", None),
+        ("https://github.com/acme/.git", None),
+        ("https://github.com/acme/..", None),
+        ("file:///srv/git/acme/evals", None),
+        ("/srv/git/evals.git", None),
+        ("", None),
+    ],
+)
+def test_parse_github_remote(url: str, identity: str | None) -> None:
+    assert parse_github_remote(url) == identity
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def repo(path: Path, origin: str | None) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q")
+    if origin is not None:
+        git(path, "remote", "add", "origin", origin)
+    return path
+
+
+def test_github_identity_reads_an_https_origin(tmp_path: Path) -> None:
+    assert github_identity(repo(tmp_path / "r", "https://github.com/Acme/Evals.git")) == "acme/evals"
+
+
+def test_github_identity_reads_an_ssh_origin(tmp_path: Path) -> None:
+    assert github_identity(repo(tmp_path / "r", "git@github.com:acme/evals.git")) == "acme/evals"
+
+
+def test_github_identity_works_from_a_subdirectory(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r", "https://github.com/acme/evals")
+    (root / "specs" / "runs").mkdir(parents=True)
+    assert github_identity(root / "specs" / "runs") == "acme/evals"
+
+
+def test_github_identity_ignores_remotes_other_than_origin(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r", None)
+    git(root, "remote", "add", "upstream", "https://github.com/acme/evals")
+    assert github_identity(root) is None
+
+
+def test_github_identity_is_none_for_an_origin_off_github(tmp_path: Path) -> None:
+    assert github_identity(repo(tmp_path / "r", "https://gitlab.com/acme/evals")) is None
+
+
+def test_github_identity_is_none_outside_a_repository(tmp_path: Path) -> None:
+    assert github_identity(tmp_path) is None
+
+
+def test_github_identity_is_none_for_a_missing_directory(tmp_path: Path) -> None:
+    assert github_identity(tmp_path / "nowhere") is None
