@@ -88,6 +88,7 @@ def command(
             return False
         return True
 
+    from ..engine.rendering import renderer_for
     from ..outputs.download import downloader_for
 
     lock_path = project.root / Path(project.settings.state_file).parent / "lock"
@@ -103,6 +104,7 @@ def command(
                 workspace=workspace,
                 show=show,
                 downloader_factory=downloader_for,
+                renderer_factory=renderer_for,
             )
         )
     if fmt == "json":

@@ -59,13 +59,17 @@ async def reconcile(
         for name in first.adopted:
             say(f"adopted {name}: its submit was interrupted after the platform accepted it")
         applied = None
-        if first.plan.has_changes:
+        # leaderboards render once, at the end, after the downloads
+        converge = first.plan.model_copy(
+            update={"actions": tuple(a for a in first.plan.actions if a.kind is not ActionKind.RENDER)}
+        )
+        if converge.has_changes:
             applied = await Applier(
                 session,
                 first.observed,
                 parallelism=project.settings.apply.parallelism,
                 downloader=downloader_for(session),
-            ).run(first.plan)
+            ).run(converge)
             for r in applied.results:
                 say(
                     f"{'ok  ' if r.ok else 'FAIL'} {r.action.kind.value:<8} {r.action.spec_id or r.action.run_name}: {r.message}"

@@ -139,7 +139,7 @@ def interval_text(iv: IntervalView) -> str:
 def usd(value: float | None) -> str:
     if value is None:
         return "–"
-    return f"${value:,.2f}" if value >= 0.1 else f"${value:.4f}"
+    return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
 
 
 def duration(seconds: float | None) -> str:
