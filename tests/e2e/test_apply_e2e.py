@@ -1,0 +1,194 @@
+"""Plan and apply end to end: the CLI as a subprocess in temp git repositories, against
+`reconciler platform serve` on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.served_platform import ServedPlatform, serve_platform
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedPlatform]:
+    # speed 1: runs stay pending/running for the whole test, so replace and stop have something to act on
+    with serve_platform(tmp_path_factory.mktemp("platform"), speed=1.0) as served:
+        yield served
+
+
+class Repo:
+    def __init__(self, root: Path, platform: ServedPlatform, workspace: str) -> None:
+        self.root, self.platform, self.workspace = root, platform, workspace
+
+    def cli(
+        self, *args: str, env: dict[str, str] | None = None, check: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {
+            **os.environ,
+            "OSMOSIS_PLATFORM_URL": self.platform.url,
+            "OSMOSIS_TOKEN": self.platform.token,
+            **(env or {}),
+        }
+        full_env.pop("GITHUB_ACTIONS", None)
+        done = subprocess.run(
+            [sys.executable, "-m", "reconciler.cli", *args],
+            cwd=self.root, env=full_env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        if check:
+            assert done.returncode == 0, done.stdout + done.stderr
+        return done
+
+    def spec_runs(self, spec_id: str) -> list[dict[str, object]]:
+        return [r for r in self.platform.runs(self.workspace) if str(r["spec"] or "").startswith(f"{spec_id}@")]
+
+    def plan_json(self, *args: str) -> dict[str, object]:
+        done = self.cli("plan", "--format", "json", *args)
+        assert done.returncode == 0, done.stderr
+        doc: dict[str, object] = json.loads(done.stdout)
+        return doc
+
+
+@pytest.fixture
+def repo(tmp_path: Path, platform: ServedPlatform) -> Repo:
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "specs", root / "specs")
+    workspace = f"e2e-{uuid.uuid4().hex[:8]}"
+    (root / "reconciler.toml").write_text(f'workspace = "{workspace}"\n[apply]\nmax_attempts_per_apply = 1000\n')
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return Repo(root, platform, workspace)
+
+
+def actions(doc: dict[str, object]) -> list[tuple[str, str]]:
+    return [(a["kind"], a["spec_id"]) for a in doc["actions"]]  # type: ignore[attr-defined,index]
+
+
+def test_after_apply_the_next_plan_has_no_changes(repo: Repo) -> None:
+    repo.cli("apply", "--auto-approve", check=True)
+    done = repo.cli("plan", "--detailed-exitcode")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(repo.spec_runs("tb-smoke")) == 1
+
+
+def test_a_plan_with_pending_changes_exits_2_with_detailed_exitcode(repo: Repo) -> None:
+    assert repo.cli("plan", "--detailed-exitcode").returncode == 2
+    assert repo.platform.runs(repo.workspace) == []
+
+
+def test_apply_without_a_terminal_or_auto_approve_refuses_and_submits_nothing(repo: Repo) -> None:
+    done = repo.cli("apply")
+    assert done.returncode != 0 and "--auto-approve" in done.stderr
+    assert repo.platform.runs(repo.workspace) == []
+
+
+def test_editing_a_spec_replaces_its_run(repo: Repo) -> None:
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    (old,) = repo.spec_runs("tb-smoke")
+    spec = repo.root / "specs/runs/tb-smoke.toml"
+    spec.write_text(spec.read_text().replace("max_retries = 0", "max_retries = 1"))
+    assert ("replace", "tb-smoke") in actions(repo.plan_json("--target", "tb-smoke"))
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    runs = {r["id"]: r for r in repo.spec_runs("tb-smoke")}
+    assert len(runs) == 2 and runs[old["id"]]["status"] == "stopped"
+    (new,) = [r for r in runs.values() if r["id"] != old["id"]]
+    assert new["status"] in {"pending", "queued", "running"} and new["spec"] != old["spec"]
+
+
+def test_a_comment_or_key_order_change_does_not_replace_the_run(repo: Repo) -> None:
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    spec = repo.root / "specs/runs/tb-smoke.toml"
+    text = spec.read_text().replace("max_retries = 0", "# reviewed\nmax_retries = 0")
+    text = text.replace("timeout_multiplier = 1.0\nmax_retries = 0", "max_retries = 0\ntimeout_multiplier = 1.0")
+    spec.write_text(text)
+    assert repo.cli("plan", "--detailed-exitcode", "--target", "tb-smoke").returncode == 0
+
+
+def test_deleting_a_spec_makes_an_orphan_that_only_prune_stops(repo: Repo) -> None:
+    repo.cli("apply", "--auto-approve", check=True)
+    (repo.root / "specs/runs/tb-smoke.toml").unlink()
+    assert ("orphan", "tb-smoke") in actions(repo.plan_json())
+    repo.cli("apply", "--auto-approve", check=True)
+    assert repo.spec_runs("tb-smoke")[0]["status"] != "stopped"
+    repo.cli("apply", "--auto-approve", "--prune", check=True)
+    assert [r["status"] for r in repo.spec_runs("tb-smoke")] == ["stopped"]
+
+
+def test_a_spec_set_that_suddenly_renders_empty_is_refused(repo: Repo) -> None:
+    repo.cli("apply", "--auto-approve", check=True)
+    shutil.rmtree(repo.root / "specs/runs")
+    done = repo.cli("apply", "--auto-approve", "--prune")
+    assert done.returncode == 1 and "--allow-empty" in done.stderr
+    assert all(r["status"] != "stopped" for r in repo.platform.runs(repo.workspace))
+
+
+def test_a_crash_right_after_the_platform_accepted_a_submit_never_doubles_the_run(repo: Repo) -> None:
+    crashed = repo.cli(
+        "apply", "--auto-approve", "--target", "tb-smoke", env={"RECONCILER_TEST_CRASH_AFTER_SUBMIT": "1"}
+    )
+    assert crashed.returncode == 70
+    state = json.loads((repo.root / ".reconciler/state.json").read_text())
+    assert [i["spec_id"] for i in state["intents"]] == ["tb-smoke"]  # the run is not recorded yet
+    again = repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    assert "adopted" in again.stdout
+    assert len(repo.spec_runs("tb-smoke")) == 1
+    assert json.loads((repo.root / ".reconciler/state.json").read_text())["intents"] == []
+
+
+def test_two_applies_started_at_once_produce_one_run(repo: Repo) -> None:
+    env = {
+        **os.environ,
+        "OSMOSIS_PLATFORM_URL": repo.platform.url,
+        "OSMOSIS_TOKEN": repo.platform.token,
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "reconciler.cli",
+        "apply",
+        "--auto-approve",
+        "--target",
+        "tb-smoke",
+        "--lock-timeout",
+        "60",
+    ]
+    procs = [
+        subprocess.Popen(
+            cmd,
+            cwd=repo.root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outputs
+    assert len(repo.spec_runs("tb-smoke")) == 1
+
+
+def test_a_saved_plan_is_refused_once_the_specs_change(repo: Repo) -> None:
+    assert repo.cli("plan", "--out", "plan.json").returncode == 0
+    spec = repo.root / "specs/runs/tb-smoke.toml"
+    spec.write_text(spec.read_text().replace("max_retries = 0", "max_retries = 2"))
+    done = repo.cli("apply", "plan.json")
+    assert done.returncode == 1 and "stale" in done.stderr
+    assert repo.platform.runs(repo.workspace) == []
+
+
+def test_a_saved_plan_applies_exactly_what_it_shows(repo: Repo) -> None:
+    assert repo.cli("plan", "--out", "plan.json", "--target", "tb-smoke").returncode == 0
+    repo.cli("apply", "plan.json", check=True)
+    assert len(repo.spec_runs("tb-smoke")) == 1
+    assert repo.spec_runs("tb-compare") == []
