@@ -204,7 +204,7 @@ def render_markdown(
 
 def render_svg(*, title: str, rows: Sequence[Row], repo_root: Path | None = None) -> str:
     """pass@1 per entrant as a point with its 95% interval as a whisker; ties in their own colour."""
-    width, left, right, top, row_h = 760, 300, 40, 56, 30
+    width, left, right, top, row_h = 800, 330, 40, 56, 30
     plot_w = width - left - right
     height = top + row_h * max(len(rows), 1) + 40
 
@@ -224,6 +224,13 @@ def render_svg(*, title: str, rows: Sequence[Row], repo_root: Path | None = None
                 "x_low": x(iv.ci_low if iv.ci_low is not None else iv.value),
                 "x_high": x(iv.ci_high if iv.ci_high is not None else iv.value),
                 "value_text": interval_text(iv),
+                # past ~80% the label would run off the right edge: put it left of the whisker
+                "value_x": x(iv.ci_high if iv.ci_high is not None else iv.value) + 8
+                if x(iv.ci_high if iv.ci_high is not None else iv.value) < width - right - 110
+                else x(iv.ci_low if iv.ci_low is not None else iv.value) - 8,
+                "value_anchor": "start"
+                if x(iv.ci_high if iv.ci_high is not None else iv.value) < width - right - 110
+                else "end",
                 "tied": r.tied,
             }
         )

@@ -1,0 +1,108 @@
+"""The review of a pull request's spec changes, next to each spec's planned action and cost.
+
+Data in (`vcs.review.Review`, `core.plan.Plan`), text out: a Markdown section for the PR
+comment and job summary, and plain lines for the terminal (`reconciler plan --base REF`).
+Field diffs sit in code fences longer than any backtick run in them, so no value in a spec
+can close the fence and inject Markdown or HTML (such as a forged comment marker).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..core.plan import Action, ActionKind, Plan
+from ..vcs.review import Review, SpecChange, format_value
+from .plan_text import SYMBOLS, money
+from .templates import cell, code_cell
+
+MAX_FIELDS = 60  # per spec; the rest is counted, not listed
+_BACKTICKS = re.compile(r"`+")
+
+
+def _actions_for(change: SpecChange, plan: Plan | None) -> list[Action]:
+    if plan is None:
+        return []
+    ids = set(change.ids)
+    return [a for a in plan.actions if a.spec_id in ids]
+
+
+def action_summary(action: Action) -> str:
+    """`-/+ replace: 90 attempts, est. $12.00 (config changed: ...)` in plain text."""
+    text = f"{SYMBOLS[action.kind]} {action.kind.value}"
+    if action.cost is not None and action.kind is not ActionKind.BLOCKED:
+        text += f": {action.cost.attempts} attempts, est. {money(action.cost.estimated_usd)}"
+    return f"{text} ({action.reason})"
+
+
+def _headline(change: SpecChange) -> str:
+    if change.status == "renamed":
+        return f"renamed from {change.old_path} to {change.path}"
+    return f"{change.status} {change.path}"
+
+
+def _notes(change: SpecChange) -> list[str]:
+    notes = []
+    if change.old_spec_id and change.old_spec_id != change.spec_id:
+        notes.append(
+            f"the spec id changes from {change.old_spec_id} to {change.spec_id}: the new id is a new spec"
+            " (its old runs become orphans); set [reconcile] id to keep the old one"
+        )
+    if change.error:
+        notes.append(f"no field diff: {change.error}")
+    elif change.status in ("edited", "renamed") and not change.fields:
+        notes.append("no field changes (comments or formatting only)")
+    return notes
+
+
+def _field_lines(change: SpecChange) -> list[str]:
+    if change.status == "deleted":
+        return []
+    lines = [
+        f"{f.key}: {format_value(f.new)}" if change.status == "added" else f.line() for f in change.fields[:MAX_FIELDS]
+    ]
+    if len(change.fields) > MAX_FIELDS:
+        lines.append(f"... and {len(change.fields) - MAX_FIELDS} more field(s)")
+    return lines
+
+
+def _fence(lines: Sequence[str]) -> str:
+    longest = max((len(m.group(0)) for line in lines for m in _BACKTICKS.finditer(line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return "\n".join([fence, *lines, fence])
+
+
+def render_review_markdown(review: Review, plan: Plan | None) -> str:
+    """A `#### Spec changes` section: one entry per changed spec, fields in a fence, its plan actions."""
+    head = (
+        f"#### Spec changes against `{code_cell(review.base_ref)}`"
+        f" (merge base `{review.merge_base[:12]}`): {len(review.changes)}"
+    )
+    if not review.changes:
+        return head + "\n\nNo spec file changed."
+    parts = [head]
+    for change in review.changes:
+        actions = _actions_for(change, plan)
+        planned = "; ".join(cell(action_summary(a)) for a in actions if a.kind is not ActionKind.NOOP)
+        if not planned:
+            planned = "no action" if plan is not None else "not planned"
+        entry = [f"**`{code_cell(change.spec_id)}`** ({change.kind} spec) {cell(_headline(change))}", ""]
+        entry.append(f"Plan: {planned}")
+        entry += [f"\n_{cell(n)}_" for n in _notes(change)]
+        lines = _field_lines(change)
+        if lines:
+            entry += ["", _fence(lines)]
+        parts.append("\n".join(entry))
+    return "\n\n".join(parts)
+
+
+def render_review_text(review: Review, plan: Plan | None) -> str:
+    """The same review for a terminal: a heading, then per spec its headline, plan and field lines."""
+    out = [f"Spec changes against {review.base_ref} (merge base {review.merge_base[:12]}): {len(review.changes)}"]
+    for change in review.changes:
+        out.append(f"  {change.spec_id}: {_headline(change)}")
+        actions = [a for a in _actions_for(change, plan) if a.kind is not ActionKind.NOOP]
+        out += [f"    plan: {action_summary(a)}" for a in actions]
+        out += [f"    note: {n}" for n in _notes(change)]
+        out += [f"      {line}" for line in _field_lines(change)]
+    return "\n".join(out) + "\n"
