@@ -20,12 +20,15 @@ from .errors import ExitCode, ReconcilerError
 # name -> (module, short help); the help is here so listing commands imports nothing.
 COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("reconciler.commands.validate", "Check specs offline: schema and every platform rule."),
+    "platform": ("reconciler.commands.platform", "Run the embedded Osmosis platform (serve)."),
     "plan": ("reconciler.commands.plan", "Show what apply would submit, stop, download and render, and what it costs."),
     "apply": ("reconciler.commands.apply", "Carry out the plan without ever submitting a config twice."),
     "status": ("reconciler.commands.status", "One row per spec and per unmanaged run: status, progress, pass@1, sync."),
     "render": ("reconciler.commands.render", "Write leaderboards (Markdown, SVG) into the repository; --check for CI."),
     "reconcile": ("reconciler.commands.reconcile", "The scheduled job: apply, wait, download, render, commit, push."),
     "wait": ("reconciler.commands.wait", "Follow owned runs with progress bars until they end."),
+    "init": ("reconciler.commands.init", "Scaffold a GitOps repository: settings, example specs, templates, workflows."),
+    "download": ("reconciler.commands.download", "Fetch run outputs into .osmosis/benchmarks/, resumably and path-safely."),
 }
 
 

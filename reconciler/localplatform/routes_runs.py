@@ -1,0 +1,114 @@
+"""Benchmark runs: list, submit, detail, logs and stop."""
+
+from __future__ import annotations
+
+import re
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .api import ApiError, Context, json_object, ok, page, paging, scoped
+from .catalog import BY_KEY
+from .runview import RunView
+from .submit import submit
+from .timeline import events
+from .views import run_detail, run_item
+
+MAX_LOG_PAGE = 200
+_CURSOR = re.compile(r"^c(\d+)$")
+
+
+def find_run(ctx: Context, ref: str) -> RunView:
+    row = ctx.db.run(ctx.ws, ref)
+    if row is None:
+        raise ApiError(404, f"Benchmark run not found: {ref}", "RUN_NOT_FOUND")
+    return RunView(row, ctx.db, ctx.now, ctx.base)
+
+
+async def list_runs(request: Request) -> Response:
+    with scoped(request) as ctx:
+        limit, offset = paging(request)
+        benchmark_id = request.query_params.get("benchmark") or None
+        rows = ctx.db.runs(ctx.ws, benchmark_id=benchmark_id, limit=limit, offset=offset)
+        total = ctx.db.count_runs(ctx.ws, benchmark_id=benchmark_id)
+        items = [run_item(RunView(r, ctx.db, ctx.now, ctx.base), BY_KEY[r.benchmark_key].name) for r in rows]
+        return ok(page("benchmark_runs", items, total, limit, offset))
+
+
+async def submit_run(request: Request) -> Response:
+    with scoped(request) as ctx:
+        body = await json_object(request)
+        return ok(submit(ctx, body), status=201)
+
+
+async def run(request: Request) -> Response:
+    with scoped(request) as ctx:
+        return ok(run_detail(find_run(ctx, request.path_params["ref"])))
+
+
+def _log_params(request: Request) -> tuple[int, str, int | None]:
+    raw_limit = request.query_params.get("limit") or "50"
+    try:
+        limit = int(raw_limit)
+    except ValueError:
+        raise ApiError(400, f"limit must be an integer, got {raw_limit!r}", "VALIDATION", field="limit") from None
+    if not 1 <= limit <= MAX_LOG_PAGE:
+        raise ApiError(400, f"limit must be between 1 and {MAX_LOG_PAGE}, got {limit}", "VALIDATION", field="limit")
+    direction = request.query_params.get("direction") or "older"
+    if direction not in ("older", "newer"):
+        raise ApiError(400, f"direction must be older or newer, got {direction!r}", "VALIDATION", field="direction")
+    cursor = request.query_params.get("cursor") or None
+    position = None
+    if cursor is not None:
+        match = _CURSOR.match(cursor)
+        if match is None:
+            raise ApiError(400, "cursor is not one this server issued", "VALIDATION", field="cursor")
+        position = int(match.group(1))
+    return limit, direction, position
+
+
+async def logs(request: Request) -> Response:
+    """Cursor pages of lifecycle events, oldest first within a page; no cursor + older = newest page."""
+    with scoped(request) as ctx:
+        limit, direction, position = _log_params(request)
+        view = find_run(ctx, request.path_params["ref"])
+        entries = events(view.schedule, view.task_names, view.attempts, view.now, view.stopped_at)
+        total = len(entries)
+        if position is not None and position > total:
+            raise ApiError(400, "cursor is past the end of this run's logs", "VALIDATION", field="cursor")
+        if direction == "older":
+            end = total if position is None else position
+            start = max(0, end - limit)
+            next_cursor = f"c{start}" if start > 0 else None
+        else:
+            start = 0 if position is None else position
+            end = min(total, start + limit)
+            next_cursor = f"c{end}" if end < total else None
+        return ok(
+            {
+                "logs": [
+                    {
+                        "timestamp": view.iso(e.at),
+                        "level": e.level,
+                        "step": e.step,
+                        "message": e.message,
+                        "details": e.details,
+                    }
+                    for e in entries[start:end]
+                ],
+                "next_cursor": next_cursor,
+            }
+        )
+
+
+async def stop(request: Request) -> Response:
+    with scoped(request) as ctx:
+        await json_object(request)  # `{}`; anything else that is an object is ignored
+        view = find_run(ctx, request.path_params["ref"])
+        if not view.active or not ctx.db.stop_run(view.row.id, view.now):
+            raise ApiError(
+                409,
+                f"Benchmark run {view.row.name} is {view.status}; only pending, queued or running runs can be stopped",
+                "RUN_NOT_ACTIVE",
+            )
+        return ok({"id": view.row.id, "name": view.row.name, "status": "stopped"})
