@@ -1,0 +1,164 @@
+"""How `reconciler plan` scales: 1,000 run specs against 100, 1,000 and 10,000 runs.
+
+    .venv/bin/python -m tests.perf.bench_plan [--latency-ms 20] [--sizes 100,1000,10000]
+
+For each size it seeds a fresh platform database in-process (1,000 owned runs at most, the
+rest unmanaged), serves it with `reconciler platform serve --latency-ms 20` on 127.0.0.1,
+and runs `reconciler plan --format json` in a child process twice: cold (no state file, so
+every run's marker is read once) and warm (the state file from an apply caches markers).
+It prints wall time, HTTP requests and the child's peak RSS. The claim under test: cost
+grows with pages of runs, not with specs × runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+SPECS = 1000
+OWNER = "perf/bench"
+
+CHILD = r"""
+import asyncio, json, resource, sys, time
+import httpx
+count = 0
+original = httpx.AsyncClient.send
+async def counting(self, request, **kw):
+    global count
+    count += 1
+    return await original(self, request, **kw)
+httpx.AsyncClient.send = counting
+from pathlib import Path
+from reconciler.settings import load_project
+from reconciler.engine.operations import make_plan
+from reconciler.engine.session import open_session
+from reconciler.engine.state import save_state
+started = time.perf_counter()
+project = load_project(Path(sys.argv[1]))
+async def go():
+    async with open_session(project) as session:
+        observed = await session.observe()
+        from reconciler.core.plan import plan
+        from reconciler.core.world import Policy
+        p = plan(session.desired, observed, Policy())
+        if sys.argv[2] == "save":
+            session.save_state()
+        return p
+p = asyncio.run(go())
+wall = time.perf_counter() - started
+print(json.dumps({"wall": wall, "requests": count, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "actions": len(p.actions), "counts": p.counts()}))
+"""
+
+
+def task_names() -> list[str]:
+    from reconciler.localplatform.catalog import CATALOG
+
+    for bench in CATALOG:
+        if bench.key == "terminal-bench-2-1":
+            return [t.name for t in bench.tasks]
+    raise SystemExit("no terminal-bench-2-1 in the catalog")
+
+
+def spec_text(i: int, tasks: list[str]) -> str:
+    return (
+        '[experiment]\nbenchmark = "terminal-bench-2-1"\n'
+        f'[tasks]\ntask_names = ["{tasks[i % len(tasks)]}"]\n'
+        '[[agents]]\nharness = "codex"\n'
+        f'[agents.model]\ntype = "provider"\nmodel = "openai/model-{i // len(tasks)}"\napi_key_secret = "OPENAI_API_KEY"\n'
+        f'[reconcile]\nid = "s{i:04d}"\n'
+    )
+
+
+def seed(db: Path, repo: Path, runs: int) -> None:
+    """Submit `runs` runs in-process: the first min(runs, SPECS) carry this repo's markers."""
+    import httpx
+
+    from reconciler.core.identity import Marker, fingerprint, marked_payload
+    from reconciler.localplatform.app import create_app
+    from reconciler.localplatform.inprocess import InProcessTransport
+    from reconciler.settings import load_project
+    from reconciler.specs.loader import discover, load_specs
+
+    project = load_project(repo)
+    specs = load_specs(discover([project.specs_path]), project.root, "specs").run_specs
+    app = create_app(db, speed=1.0)
+    headers = {"X-Osmosis-Workspace": "perf"}
+    with httpx.Client(transport=InProcessTransport(app), base_url="http://local", headers=headers) as client:
+        for i in range(runs):
+            spec = specs[i % len(specs)]
+            if i < min(runs, SPECS):
+                body = marked_payload(
+                    spec.config, Marker(owner=OWNER, spec_id=spec.id, fingerprint=fingerprint(spec.config))
+                )
+            else:
+                body = spec.config.to_payload()  # someone else's run: no marker
+            answer = client.post("/api/cli/benchmark-runs", json=body)
+            answer.raise_for_status()
+
+
+def serve(db: Path, latency_ms: float) -> tuple[subprocess.Popen[str], str]:
+    cmd = [sys.executable, "-m", "reconciler.cli", "platform", "serve", "--port", "0", "--db", str(db),
+           "--token", "perf", "--speed", "1", "--latency-ms", str(latency_ms)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    match = re.search(r"serving on (\S+)", line)
+    if not match:
+        proc.kill()
+        raise SystemExit(f"platform serve did not start: {line!r}")
+    return proc, match.group(1)
+
+
+def run_child(repo: Path, url: str, mode: str) -> dict[str, Any]:
+    env = {**os.environ, "OSMOSIS_PLATFORM_URL": url, "OSMOSIS_TOKEN": "perf"}
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(repo), mode], env=env, capture_output=True, text=True, check=False
+    )
+    if out.returncode != 0:
+        raise SystemExit(out.stderr)
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    parser.add_argument("--sizes", default="100,1000,10000")
+    args = parser.parse_args()
+    tasks = task_names()
+    print(f"plan for {SPECS} run specs, {args.latency_ms:g} ms added latency per request, on {os.cpu_count()} cores")
+    print(f"{'runs':>6} {'cache':>5} {'wall s':>7} {'requests':>8} {'peak MiB':>8}  plan")
+    for size in [int(s) for s in args.sizes.split(",")]:
+        with tempfile.TemporaryDirectory() as tmp:
+            repo = Path(tmp) / "repo"
+            (repo / "specs/runs").mkdir(parents=True)
+            (repo / "reconciler.toml").write_text(f'workspace = "perf"\nowner = "{OWNER}"\n')
+            for i in range(SPECS):
+                (repo / f"specs/runs/s{i:04d}.toml").write_text(spec_text(i, tasks))
+            db = Path(tmp) / "platform.sqlite3"
+            t0 = time.perf_counter()
+            seed(db, repo, size)
+            seeded = time.perf_counter() - t0
+            proc, url = serve(db, args.latency_ms)
+            try:
+                for mode, label in (("save", "cold"), ("keep", "warm")):
+                    r = run_child(repo, url, mode)
+                    counts = ", ".join(f"{v} {k}" for k, v in sorted(r["counts"].items()))
+                    print(f"{size:>6} {label:>5} {r['wall']:>7.2f} {r['requests']:>8} {r['rss_mib']:>8.1f}  {counts}")
+            finally:
+                proc.terminate()
+                proc.wait()
+            print(f"       (seeded {size} runs in {seeded:.1f}s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
