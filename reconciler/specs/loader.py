@@ -34,12 +34,21 @@ _TOML_EOF = re.compile(r"\s*\(at end of document\)\s*$")
 
 @dataclass
 class Document:
-    """A parsed TOML file that remembers where each key was written."""
+    """A parsed TOML file that can tell where each key was written.
+
+    Positions are scanned only when a diagnostic needs one: a clean spec never pays for it.
+    """
 
     path: str
     data: dict[str, Any]
-    positions: dict[KeyPath, Position]
-    line_count: int
+    text: str
+    _positions: dict[KeyPath, Position] | None = None
+
+    @property
+    def positions(self) -> dict[KeyPath, Position]:
+        if self._positions is None:
+            self._positions = key_positions(self.text)
+        return self._positions
 
     def at(self, key: KeyPath, code: str, message: str, **kw: Any) -> Diagnostic:
         line, col = locate(self.positions, key)
@@ -108,7 +117,7 @@ def read_document(path: Path, display: str) -> Document | Diagnostic:
                 message="is declared twice; merge the two into one table or key",
             )
         return _file_error(display, "TOML_SYNTAX", f"invalid TOML: {message[:1].lower()}{message[1:]}", line, col)
-    return Document(display, data, key_positions(text), text.count("\n") + 1)
+    return Document(display, data, text)
 
 
 def validate_model(doc: Document, model: type[M], data: Any, prefix: KeyPath = ()) -> tuple[M | None, list[Diagnostic]]:
@@ -249,6 +258,7 @@ def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
     """Load every file; collect all problems across all files (never stop at the first)."""
     result = LoadResult()
     ids: dict[str, str] = {}
+    root = root.resolve()
     for path in files:
         result.files += 1
         display = _display(path, root)
@@ -290,7 +300,10 @@ def load_settings(path: Path, display: str) -> tuple[ProjectSettings | None, lis
 
 
 def _display(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    """The path as users see it: relative to the repository root when inside it."""
+    for candidate in (path, path.resolve()):
+        try:
+            return candidate.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return path.as_posix()
