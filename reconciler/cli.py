@@ -27,8 +27,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "render": ("reconciler.commands.render", "Write leaderboards (Markdown, SVG) into the repository; --check for CI."),
     "reconcile": ("reconciler.commands.reconcile", "The scheduled job: apply, wait, download, render, commit, push."),
     "wait": ("reconciler.commands.wait", "Follow owned runs with progress bars until they end."),
-    "init": ("reconciler.commands.init", "Scaffold a GitOps repository: settings, example specs, templates, workflows."),
-    "download": ("reconciler.commands.download", "Fetch run outputs into .osmosis/benchmarks/, resumably and path-safely."),
+    "init": ("reconciler.commands.init", "Scaffold a repository: settings, example specs, templates, workflows."),
+    "download": (
+        "reconciler.commands.download",
+        "Fetch run outputs into .osmosis/benchmarks/, resumably and path-safely.",
+    ),
 }
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the package with its dev tools into .venv, then run every gate: ruff, mypy, import layers, tests.
+# Install the package with its dev tools into .venv, then run every gate: ruff, mypy, import layers, workflows, tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
@@ -8,4 +8,5 @@ export PATH="$PWD/.venv/bin:$PATH"
 echo "== ruff"; ruff check . && ruff format --check .
 echo "== mypy"; mypy
 echo "== import layers"; lint-imports --no-cache
+echo "== actionlint"; actionlint && actionlint reconciler/scaffold/workflows/*.yml  # with shellcheck on every run: script
 echo "== pytest"; pytest -q "$@"

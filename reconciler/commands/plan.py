@@ -2,10 +2,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ._common import platform_options, target_option
+
+if TYPE_CHECKING:
+    from ..github.event import GitHubContext
+    from ..settings import Project
+    from ..vcs.review import Review
 
 
 @click.command("plan")
@@ -22,6 +28,19 @@ from ._common import platform_options, target_option
 @click.option("--prune", is_flag=True, help="Plan to stop owned runs whose spec was deleted.")
 @click.option("--allow-protected", is_flag=True, help="Plan to stop or replace runs of protected specs.")
 @click.option("--show-noop", is_flag=True, help="List specs that are already in sync too.")
+@click.option(
+    "--base",
+    "base_ref",
+    metavar="REF",
+    help="Review the spec changes since the merge base with REF (e.g. origin/main): a field diff per changed spec."
+    " Default with --github-comment: the pull request's base branch.",
+)
+@click.option(
+    "--github-comment",
+    is_flag=True,
+    help="In GitHub Actions: post or update the one plan comment on the pull request, write the full plan"
+    " to the job summary and set step outputs (has_changes, paid_attempts, estimated_cost, exitcode).",
+)
 @platform_options
 def command(
     targets: tuple[str, ...],
@@ -31,6 +50,8 @@ def command(
     prune: bool,
     allow_protected: bool,
     show_noop: bool,
+    base_ref: str | None,
+    github_comment: bool,
     platform: str | None,
     workspace: str | None,
 ) -> None:
@@ -40,38 +61,143 @@ def command(
     use, their ownership markers, secret records), and prints each action with
     its reason. Paid actions show tasks × agents × attempts and an estimated
     cost where the platform has a cost history. Nothing is changed.
+
+    With --base REF, each spec added, edited, deleted or renamed since the
+    merge base with REF is shown with its field-level diff next to its
+    planned action. With --github-comment (in a pull_request workflow; needs
+    GITHUB_REPOSITORY, GITHUB_EVENT_PATH and GITHUB_TOKEN), the plan goes to
+    one sticky pull-request comment, cut to fit with a pointer to the full
+    plan in the job summary; invalid specs become annotations and the comment
+    says validation failed.
     """
     from ..engine.operations import make_plan
-    from ..errors import ExitCode
+    from ..errors import ExitCode, ReconcilerError
+    from ..github.actions import in_actions
     from ..render.plan_markdown import render_markdown
-    from ..render.plan_text import render_json, render_text
+    from ..render.plan_text import plan_document, render_json, render_text
     from ..settings import load_project
     from ._common import run_async
 
     project = load_project()
-    result = run_async(
-        make_plan(
-            project,
-            targets=targets,
-            prune=prune,
-            allow_protected=allow_protected,
-            platform=platform,
-            workspace=workspace,
+    github = None
+    if github_comment:
+        from ..github.event import context_from_env
+
+        github = context_from_env()  # fails now, naming the missing variable, before any work
+    if github is not None or in_actions():
+        _validate_or_exit(project, github)
+    review = _review(project, base_ref or (github.base_ref if github else None), explicit=base_ref is not None)
+
+    try:
+        result = run_async(
+            make_plan(
+                project,
+                targets=targets,
+                prune=prune,
+                allow_protected=allow_protected,
+                platform=platform,
+                workspace=workspace,
+            )
         )
-    )
+    except ReconcilerError as exc:
+        if github is not None:
+            _publish_failure(github, exc)
+        raise
     plan = result.plan
+    exitcode = ExitCode.CHANGES_PENDING if detailed_exitcode and plan.has_changes else ExitCode.OK
     if out is not None:
         from ..engine.operations import write_plan_file
 
         write_plan_file(out, result)
+
+    review_md = None
+    if review is not None:
+        from ..render.review import render_review_markdown
+
+        review_md = render_review_markdown(review, plan)
     if fmt == "json":
-        click.echo(render_json(plan), nl=False)
+        if review is None:
+            click.echo(render_json(plan), nl=False)
+        else:
+            import json
+
+            doc = {**plan_document(plan), "review": review.document()}
+            click.echo(json.dumps(doc, indent=2, sort_keys=True))
     elif fmt == "markdown":
-        click.echo(render_markdown(plan, repo_root=project.root, show_noop=show_noop), nl=False)
+        click.echo(render_markdown(plan, repo_root=project.root, show_noop=show_noop, review=review_md), nl=False)
     else:
         style = click.style if sys.stdout.isatty() else None
         click.echo(render_text(plan, style=style, show_noop=show_noop or len(plan.actions) <= 20), nl=False)
+        if review is not None:
+            from ..render.review import render_review_text
+
+            click.echo(render_review_text(review, plan), nl=False)
         if out is not None:
             click.echo(f"Saved the plan to {out}; apply exactly this with `reconciler apply {out}`.")
-    if detailed_exitcode and plan.has_changes:
-        raise SystemExit(ExitCode.CHANGES_PENDING)
+
+    if github is not None:
+        from ..github.publish import publish_plan
+
+        sticky = publish_plan(
+            github,
+            plan,
+            comment_markdown=render_markdown(plan, repo_root=project.root, show_noop=show_noop, review=review_md),
+            summary_markdown=render_markdown(plan, repo_root=project.root, show_noop=True, review=review_md),
+            review=review,
+            exitcode=int(exitcode),
+        )
+        click.echo(sticky.describe(github.pull_request.number), err=True)
+    if exitcode != ExitCode.OK:
+        raise SystemExit(exitcode)
+
+
+def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
+    """In Actions: invalid specs become annotations (and, with a PR, the comment says so); exit 1."""
+    from ..errors import ExitCode
+    from ..render.diagnostics import render_text
+    from ..specs.loader import discover, load_specs
+
+    result = load_specs(discover([project.specs_path]), project.root, project.settings.specs_dir)
+    if not result.errors:
+        return
+    click.echo(render_text(result, github_annotations=True), nl=False)
+    if github is not None:
+        from ..github.comments import validation_failed_body
+        from ..github.publish import publish_failure
+
+        sticky = publish_failure(github, validation_failed_body(result.diagnostics), create=True)
+        click.echo(sticky.describe(github.pull_request.number), err=True)
+    click.echo("error: specs are invalid; nothing was planned", err=True)
+    raise SystemExit(ExitCode.ERROR)
+
+
+def _review(project: Project, base: str | None, *, explicit: bool) -> Review | None:
+    """The spec changes since the merge base with `base`; from the PR event, a failure only warns."""
+    if base is None:
+        return None
+    from ..errors import ReconcilerError
+    from ..vcs.review import review_changes
+
+    try:
+        return review_changes(project.root, base, project.settings.specs_dir)
+    except ReconcilerError as exc:
+        if explicit:
+            raise
+        from ..github.actions import annotation
+
+        click.echo(annotation("warning", f"no spec review against {base}: {exc.message}"))
+        return None
+
+
+def _publish_failure(github: GitHubContext, exc: Exception) -> None:
+    from ..errors import ReconcilerError
+    from ..github.comments import plan_failed_body
+    from ..github.publish import publish_failure
+
+    message = exc.message if isinstance(exc, ReconcilerError) else str(exc)
+    try:
+        sticky = publish_failure(github, plan_failed_body(message), create=False)
+    except ReconcilerError as comment_error:  # the plan's own error is the one to report
+        click.echo(f"warning: could not update the plan comment: {comment_error.message}", err=True)
+    else:
+        click.echo(sticky.describe(github.pull_request.number), err=True)

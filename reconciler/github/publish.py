@@ -1,0 +1,84 @@
+"""`reconciler plan --github-comment`: the job summary, step outputs and the sticky PR comment.
+
+plan computed     summary <- the full plan; outputs; the comment is created or updated when
+                  there is something to say (changes, blocked or orphaned runs, spec edits),
+                  else an earlier comment is updated to "no changes" and none is created
+specs invalid     summary and comment <- the validation errors; outputs say exitcode 1
+plan failed       summary <- the error; an earlier comment is updated to say so
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import httpx
+
+from ..core.plan import ActionKind, Plan
+from ..vcs.review import Review
+from .actions import append_summary, set_outputs
+from .comments import no_changes_body, with_marker
+from .event import GitHubContext
+from .rest import GitHubClient, GitHubError
+from .sticky import StickyResult, upsert_sticky
+
+
+def plan_outputs(plan: Plan | None, exitcode: int) -> dict[str, str]:
+    """The step outputs: has_changes (true/false), paid_attempts, estimated_cost (USD, '' if unknown), exitcode."""
+    cost = plan.estimated_cost_usd if plan is not None else None
+    return {
+        "has_changes": "true" if plan is not None and plan.has_changes else "false",
+        "paid_attempts": str(plan.paid_attempts if plan is not None else 0),
+        "estimated_cost": "" if cost is None else f"{cost:.2f}",
+        "exitcode": str(exitcode),
+    }
+
+
+def worth_a_comment(plan: Plan, review: Review | None) -> bool:
+    """Changes to apply, runs that are blocked or orphaned, or spec edits a reviewer should see."""
+    if plan.has_changes:
+        return True
+    if any(a.kind in (ActionKind.BLOCKED, ActionKind.ORPHAN) for a in plan.actions):
+        return True
+    return review is not None and any(c.fields or c.status != "edited" for c in review.changes)
+
+
+def _post(ctx: GitHubContext, body: str, *, create: bool, transport: httpx.BaseTransport | None) -> StickyResult:
+    marked = with_marker(body, head_sha=ctx.pull_request.head_sha, run_url=ctx.run_url)
+    with GitHubClient(ctx.token, ctx.api_url, transport=transport) as gh:
+        return upsert_sticky(gh, ctx.repository, ctx.pull_request.number, marked, create=create)
+
+
+def publish_plan(
+    ctx: GitHubContext,
+    plan: Plan,
+    *,
+    comment_markdown: str,
+    summary_markdown: str,
+    review: Review | None,
+    exitcode: int,
+    env: Mapping[str, str] | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> StickyResult:
+    append_summary(summary_markdown, env)
+    speak = worth_a_comment(plan, review)
+    try:
+        result = _post(ctx, comment_markdown if speak else no_changes_body(), create=speak, transport=transport)
+    except GitHubError:
+        set_outputs(plan_outputs(plan, 1), env)
+        raise
+    set_outputs(plan_outputs(plan, exitcode), env)
+    return result
+
+
+def publish_failure(
+    ctx: GitHubContext,
+    markdown: str,
+    *,
+    create: bool,
+    env: Mapping[str, str] | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> StickyResult:
+    """Say on the PR (and in the summary) why there is no plan; the step fails either way."""
+    append_summary(markdown, env)
+    set_outputs(plan_outputs(None, 1), env)
+    return _post(ctx, markdown, create=create, transport=transport)

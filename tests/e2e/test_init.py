@@ -1,0 +1,145 @@
+"""`reconciler init`: a new GitOps repository that validates and plans with no further edits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reconciler import __version__
+
+pytestmark = pytest.mark.slow
+BIN = Path(sys.executable).parent
+RECONCILER = str(BIN / "reconciler")
+ROOT = Path(__file__).resolve().parents[2]
+SCAFFOLDED = [
+    "reconciler.toml",
+    "specs/benchmarks/terminal-bench-2-1.toml",
+    "specs/runs/tb-smoke.toml",
+    "templates/leaderboard.md.j2",
+    "templates/leaderboard.svg.j2",
+    "templates/plan.md.j2",
+    ".github/workflows/ci.yml",
+    ".github/workflows/plan.yml",
+    ".github/workflows/reconcile.yml",
+    ".github/actions/reconcile/action.yml",
+    ".gitignore",
+]
+
+
+def clean_env() -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OSMOSIS_", "RECONCILER_"))}
+    return keep | {"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([RECONCILER, *args], cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def scaffolded(tmp_path: Path) -> Path:
+    target = tmp_path / "evals"
+    done = run(tmp_path, "init", "evals")
+    assert done.returncode == 0, done.stderr
+    return target
+
+
+def test_init_writes_every_scaffold_file(scaffolded: Path) -> None:
+    written = sorted(str(p.relative_to(scaffolded)) for p in scaffolded.rglob("*") if p.is_file())
+    assert written == sorted(SCAFFOLDED)
+
+
+def test_init_prints_the_next_commands(tmp_path: Path) -> None:
+    out = run(tmp_path, "init", "evals").stdout
+    assert "cd evals" in out
+    assert out.index("reconciler validate") < out.index("reconciler plan") < out.index("reconciler apply")
+
+
+def test_validate_succeeds_in_a_fresh_scaffold(scaffolded: Path) -> None:
+    done = run(scaffolded, "validate")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 specs valid" in done.stdout
+
+
+def test_plan_succeeds_in_a_fresh_scaffold_against_the_local_platform(scaffolded: Path) -> None:
+    done = run(scaffolded, "plan")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "submit   tb-smoke" in done.stdout
+
+
+def test_init_refuses_to_overwrite_and_lists_the_existing_files(scaffolded: Path) -> None:
+    (scaffolded / "specs/runs/tb-smoke.toml").write_text("# mine\n")
+    done = run(scaffolded.parent, "init", "evals")
+    assert done.returncode == 1
+    assert "11 file(s) already exist" in done.stderr
+    assert "  specs/runs/tb-smoke.toml\n" in done.stderr
+    assert (scaffolded / "specs/runs/tb-smoke.toml").read_text() == "# mine\n"
+
+
+def test_init_writes_nothing_when_one_file_exists(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("node_modules/\n")
+    done = run(tmp_path, "init")
+    assert done.returncode == 1
+    assert "  .gitignore" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore"]
+
+
+def test_init_force_overwrites(scaffolded: Path) -> None:
+    (scaffolded / "specs/runs/tb-smoke.toml").write_text("# mine\n")
+    done = run(scaffolded, "init", "--force")
+    assert done.returncode == 0
+    assert "overwrote specs/runs/tb-smoke.toml" in done.stdout
+    assert "[experiment]" in (scaffolded / "specs/runs/tb-smoke.toml").read_text()
+
+
+def test_the_gitignore_keeps_the_local_platform_and_lock_out(scaffolded: Path) -> None:
+    lines = (scaffolded / ".gitignore").read_text().splitlines()
+    assert ".osmosis/" in lines and ".reconciler/lock" in lines
+
+
+def test_the_templates_are_the_packaged_defaults(scaffolded: Path) -> None:
+    packaged = files("reconciler") / "render" / "templates"
+    for name in ("leaderboard.md.j2", "leaderboard.svg.j2", "plan.md.j2"):
+        assert (scaffolded / "templates" / name).read_text() == packaged.joinpath(name).read_text()
+
+
+def install_steps(workflow: dict[str, object]) -> list[dict[str, object]]:
+    jobs = workflow["jobs"]
+    assert isinstance(jobs, dict)
+    return [s for job in jobs.values() for s in job["steps"] if s.get("name") == "Install reconciler"]
+
+
+@pytest.mark.parametrize("name", ["ci.yml", "plan.yml", "reconcile.yml"])
+def test_scaffolded_workflows_install_this_version_from_the_package_index(scaffolded: Path, name: str) -> None:
+    workflow = yaml.safe_load((scaffolded / ".github/workflows" / name).read_text())
+    [step] = install_steps(workflow)
+    assert step["env"] == {"RECONCILER_VERSION": __version__}
+    assert '"reconciler==${RECONCILER_VERSION}"' in str(step["run"])
+
+
+@pytest.mark.parametrize("name", ["plan.yml", "reconcile.yml"])
+def test_scaffolded_workflows_match_this_repositorys_but_for_the_install(scaffolded: Path, name: str) -> None:
+    ours = yaml.safe_load((ROOT / ".github/workflows" / name).read_text())
+    theirs = yaml.safe_load((scaffolded / ".github/workflows" / name).read_text())
+    for workflow in (ours, theirs):
+        for step in install_steps(workflow):
+            step.clear()
+    assert ours == theirs
+
+
+def test_the_scaffolded_action_is_this_repositorys_action(scaffolded: Path) -> None:
+    ours = (ROOT / ".github/actions/reconcile/action.yml").read_text()
+    assert (scaffolded / ".github/actions/reconcile/action.yml").read_text() == ours
+
+
+def test_scaffolded_workflows_pass_actionlint(scaffolded: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=scaffolded, check=True)
+    done = subprocess.run(
+        [str(BIN / "actionlint")], cwd=scaffolded, env=clean_env(), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,473 @@
+"""The GitHub workflows and the composite action: their `run:` steps, as written, in a temp clone.
+
+How a job runs here (a small stand-in for GitHub's runner):
+
+- The clone: this checkout's files (tracked and untracked-but-not-ignored, so uncommitted workflow
+  edits are what is tested) are committed on `main` in a bare repository `origin.git`, which is
+  cloned to `work/`; the two lines of .gitignore that keep this checkout's demo output out of git
+  are dropped, so generated leaderboards are committed as in a scaffolded repository. `reconciler.toml` there says `platform = "local"`: the embedded platform
+  runs in-process over `work/.osmosis/`, with no server.
+- Steps run in order, each as `bash --noprofile --norc -eo pipefail SCRIPT` (what `shell: bash`
+  means on GitHub's Linux runners) in `work/`, with the workflow's, job's and step's `env:`.
+  Their `${{ }}` expressions are evaluated from a small table (github.token, github.repository,
+  secrets.*, inputs.*); an expression outside it fails the test. `run:` scripts themselves must
+  hold no expression at all (inputs reach the shell only through `env:`).
+- `if:` is honoured for the two forms used: none (run while everything passed) and `!cancelled()`.
+- `uses:` steps are skipped: the clone is the checkout and this interpreter is the Python.
+- The step named "Install reconciler" (`pip install .`) is replaced by the package already
+  installed in this virtualenv: its `bin/` comes first on PATH, so `reconciler` is this checkout.
+- GITHUB_* variables are set as Actions sets them: GITHUB_ACTIONS, GITHUB_WORKSPACE,
+  GITHUB_OUTPUT, GITHUB_STEP_SUMMARY, GITHUB_EVENT_NAME, GITHUB_EVENT_PATH (a pull_request,
+  push or workflow_dispatch payload), GITHUB_REPOSITORY, GITHUB_RUN_ID, GITHUB_API_URL (the
+  fake GitHub API from tests/github_fake.py) and GITHUB_TOKEN where the YAML passes it.
+
+ci.yml's one step (`bash scripts/test.sh`, the whole suite) is checked, not run: running the
+suite inside itself would recurse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from reconciler.github.comments import PLAN_MARKER
+from tests.github_fake import FakeGitHub
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+WORKFLOWS = ROOT / ".github" / "workflows"
+ACTION = ROOT / ".github" / "actions" / "reconcile" / "action.yml"
+REPO, PR = "acme/evals", 5
+EDITED_MODEL = "anthropic/claude-opus-4"
+DEMO_IGNORES = {"/leaderboards/", "/.reconciler/"}
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def load(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def git(root: Path, *args: str) -> str:
+    env = os.environ | {
+        "GIT_AUTHOR_NAME": "dev",
+        "GIT_AUTHOR_EMAIL": "dev@example.com",
+        "GIT_COMMITTER_NAME": "dev",
+        "GIT_COMMITTER_EMAIL": "dev@example.com",
+    }
+    done = subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+# --- the runner stand-in ----------------------------------------------------------------------
+
+
+@dataclass
+class StepResult:
+    name: str
+    code: int | None  # None: skipped
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Job:
+    workspace: Path
+    event_name: str
+    event: dict[str, Any]
+    github: FakeGitHub
+    inputs: dict[str, Any] = field(default_factory=dict)
+    secrets: dict[str, str] = field(default_factory=dict)
+    results: list[StepResult] = field(default_factory=list)
+
+    @property
+    def runner_dir(self) -> Path:
+        return self.workspace.parent / "runner"
+
+    def expression(self, expr: str) -> str:
+        table: dict[str, Any] = {
+            "github.token": self.github.token,
+            "github.repository": REPO,
+            "github.event_name": self.event_name,
+        }
+        if expr in table:
+            return str(table[expr])
+        if expr.startswith("secrets."):
+            return self.secrets.get(expr.removeprefix("secrets."), "")
+        if expr.startswith("inputs."):
+            value = self.inputs.get(expr.removeprefix("inputs."), "")
+            return str(value).lower() if isinstance(value, bool) else str(value)
+        raise AssertionError(f"the test runner does not know the expression {expr!r}")
+
+    def evaluate(self, text: Any) -> str:
+        return EXPRESSION.sub(lambda m: self.expression(m.group(1)), str(text))
+
+    def base_env(self) -> dict[str, str]:
+        self.runner_dir.mkdir(exist_ok=True)
+        event_path = self.runner_dir / "event.json"
+        event_path.write_text(json.dumps(self.event))
+        keep = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("GITHUB_", "OSMOSIS_", "RECONCILER_", "RUNNER_")) and k not in ("CI",)
+        }
+        return keep | {
+            "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "CI": "true",
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_WORKSPACE": str(self.workspace),
+            "GITHUB_OUTPUT": str(self.runner_dir / "output"),
+            "GITHUB_STEP_SUMMARY": str(self.runner_dir / "summary.md"),
+            "GITHUB_EVENT_NAME": self.event_name,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_REPOSITORY": REPO,
+            "GITHUB_RUN_ID": "1001",
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_API_URL": self.github.url,
+        }
+
+    def run_steps(self, steps: list[dict[str, Any]], env: Mapping[str, str]) -> list[StepResult]:
+        failed = False
+        for step in steps:
+            name = step.get("name") or step.get("uses") or step.get("run", "")[:40]
+            condition = str(step.get("if", "")).strip()
+            if condition not in ("", "${{ !cancelled() }}"):
+                raise AssertionError(f"the test runner does not know the condition {condition!r}")
+            if "uses" in step or name == "Install reconciler" or (failed and not condition):
+                self.results.append(StepResult(name, None, "", ""))
+                continue
+            assert "${{" not in step["run"], f"step {name!r} expands an expression inside run:"
+            step_env = {**env, **{k: self.evaluate(v) for k, v in step.get("env", {}).items()}}
+            (self.runner_dir / "output").write_text("")  # GitHub gives each step a fresh GITHUB_OUTPUT file
+            script = self.runner_dir / "step.sh"
+            script.write_text(step["run"])
+            done = subprocess.run(
+                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                cwd=self.workspace,
+                env=step_env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+            self.results.append(StepResult(name, done.returncode, done.stdout, done.stderr))
+            failed = failed or done.returncode != 0
+        return self.results
+
+    def run_workflow(self, path: Path) -> list[StepResult]:
+        workflow = load(path)
+        env = self.base_env() | {k: self.evaluate(v) for k, v in workflow.get("env", {}).items()}
+        for job in workflow["jobs"].values():
+            job_env = env | {k: self.evaluate(v) for k, v in job.get("env", {}).items()}
+            self.run_steps(job["steps"], job_env)
+        return self.results
+
+    def run_action(self, path: Path, inputs: dict[str, str]) -> list[StepResult]:
+        action = load(path)
+        defaults = {k: self.evaluate(v.get("default", "")) for k, v in action["inputs"].items()}
+        self.inputs = defaults | inputs
+        return self.run_steps(action["runs"]["steps"], self.base_env())
+
+    def step(self, name: str) -> StepResult:
+        [result] = [r for r in self.results if r.name == name]
+        return result
+
+    def outputs(self) -> dict[str, str]:
+        text = (self.runner_dir / "output").read_text()
+        out, lines, i = {}, text.split("\n"), 0
+        while i < len(lines) and lines[i]:
+            key, delimiter = lines[i].split("<<", 1)
+            end = lines.index(delimiter, i + 1)
+            out[key] = "\n".join(lines[i + 1 : end])
+            i = end + 1
+        return out
+
+    def summary(self) -> str:
+        return (self.runner_dir / "summary.md").read_text()
+
+
+def explain(results: list[StepResult]) -> str:
+    return "\n".join(f"--- {r.name}: {r.code}\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}" for r in results)
+
+
+# --- fixtures ---------------------------------------------------------------------------------
+
+
+def checkout_files() -> list[str]:
+    out = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    return sorted(p for p in out.split("\0") if p and (ROOT / p).is_file())
+
+
+@pytest.fixture(scope="module")
+def origin_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare `origin.git` holding this checkout's files as one commit on main."""
+    base = tmp_path_factory.mktemp("origin")
+    src = base / "src"
+    for rel in checkout_files():
+        target = src / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, target)
+    settings = (src / "reconciler.toml").read_text()
+    assert re.search(r'^platform = "local"$', settings, re.MULTILINE), "the clone must run on the local platform"
+    # This checkout ignores its demo's generated files; a GitOps repository commits them (as `init` sets up).
+    ignore = src / ".gitignore"
+    ignore.write_text("".join(line for line in ignore.read_text().splitlines(True) if line.strip() not in DEMO_IGNORES))
+    git(src, "init", "-q", "-b", "main")
+    git(src, "add", "-A")
+    git(src, "commit", "-q", "-m", "this repository")
+    subprocess.run(["git", "clone", "-q", "--bare", str(src), str(base / "origin.git")], check=True)
+    return base / "origin.git"
+
+
+@pytest.fixture
+def origin(origin_template: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "origin.git"
+    shutil.copytree(origin_template, copy)
+    return copy
+
+
+@pytest.fixture
+def work(origin: Path, tmp_path: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(origin), str(tmp_path / "work")], check=True)
+    return tmp_path / "work"
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub().serve() as fake:
+        yield fake
+
+
+def open_pull_request(work: Path, edit: Any = None) -> dict[str, Any]:
+    """A branch that changes agents[1].model.model of tb-compare, and its pull_request event."""
+    git(work, "checkout", "-q", "-b", "change-model")
+    spec = work / "specs/runs/tb-compare.toml"
+    text = spec.read_text()
+    assert text.count('model = "anthropic/claude-sonnet-4"') == 1
+    spec.write_text(text.replace('model = "anthropic/claude-sonnet-4"', f'model = "{EDITED_MODEL}"'))
+    if edit is not None:
+        edit(work)
+    git(work, "commit", "-q", "-am", "try another model")
+    head = git(work, "rev-parse", "HEAD")
+    return {
+        "action": "synchronize",
+        "number": PR,
+        "pull_request": {"number": PR, "base": {"ref": "main"}, "head": {"ref": "change-model", "sha": head}},
+    }
+
+
+def pr_job(work: Path, github: FakeGitHub, edit: Any = None) -> Job:
+    return Job(work, "pull_request", open_pull_request(work, edit), github)
+
+
+# --- the plan workflow -------------------------------------------------------------------------
+
+DIFF_LINE = f"agents[1].model.model: anthropic/claude-sonnet-4 -> {EDITED_MODEL}"
+
+
+def test_plan_workflow_steps_succeed_with_changes_pending(work: Path, github: FakeGitHub) -> None:
+    job = pr_job(work, github)
+    results = job.run_workflow(WORKFLOWS / "plan.yml")
+    assert [(r.name, r.code) for r in results if r.code is not None] == [("Validate", 0), ("Plan", 0)], explain(results)
+    assert "changes pending" in job.step("Plan").stdout
+
+
+def test_plan_workflow_posts_one_comment_with_the_field_diff(work: Path, github: FakeGitHub) -> None:
+    job = pr_job(work, github)
+    job.run_workflow(WORKFLOWS / "plan.yml")
+    [comment] = github.comments(REPO, PR)
+    assert str(comment["body"]).startswith(PLAN_MARKER)
+    assert DIFF_LINE in str(comment["body"]), explain(job.results)
+
+
+def test_plan_workflow_updates_its_comment_on_the_next_push(work: Path, github: FakeGitHub) -> None:
+    pr_job(work, github).run_workflow(WORKFLOWS / "plan.yml")
+    again = Job(work, "pull_request", json.loads((work.parent / "runner/event.json").read_text()), github)
+    again.run_workflow(WORKFLOWS / "plan.yml")
+    assert len(github.comments(REPO, PR)) == 1
+    assert (len(github.calls("POST")), len(github.calls("PATCH"))) in ((1, 0), (1, 1))
+
+
+def test_plan_workflow_writes_the_full_plan_to_the_job_summary(work: Path, github: FakeGitHub) -> None:
+    job = pr_job(work, github)
+    job.run_workflow(WORKFLOWS / "plan.yml")
+    summary = job.summary()
+    assert summary.startswith("### reconciler plan")
+    assert "#### Spec changes against `origin/main`" in summary and DIFF_LINE in summary
+
+
+def test_plan_workflow_sets_the_step_outputs(work: Path, github: FakeGitHub) -> None:
+    job = pr_job(work, github)
+    job.run_workflow(WORKFLOWS / "plan.yml")
+    outputs = job.outputs()
+    assert (outputs["has_changes"], outputs["exitcode"]) == ("true", "2"), explain(job.results)
+    assert int(outputs["paid_attempts"]) > 0
+    assert set(outputs) == {"has_changes", "paid_attempts", "estimated_cost", "exitcode"}
+
+
+def test_plan_workflow_with_an_invalid_spec_fails_and_says_so_on_the_pull_request(
+    work: Path, github: FakeGitHub
+) -> None:
+    def break_spec(root: Path) -> None:
+        smoke = root / "specs/runs/tb-smoke.toml"
+        smoke.write_text(
+            smoke.read_text().replace('api_key_secret = "OPENAI_API_KEY"', 'api_key_secret = "openai key"')
+        )
+
+    job = pr_job(work, github, break_spec)
+    results = job.run_workflow(WORKFLOWS / "plan.yml")
+    assert [(r.name, r.code) for r in results if r.code is not None] == [("Validate", 1), ("Plan", 1)]
+    assert "::error file=specs/runs/tb-smoke.toml,line=" in job.step("Plan").stdout
+    [comment] = github.comments(REPO, PR)
+    assert "validation failed" in str(comment["body"])
+
+
+# --- the reconcile workflow --------------------------------------------------------------------
+
+
+def test_reconcile_workflow_on_push_commits_and_pushes_to_main(work: Path, origin: Path, github: FakeGitHub) -> None:
+    before = git(origin, "rev-parse", "main")
+    job = Job(work, "push", {"ref": "refs/heads/main", "after": before}, github)
+    results = job.run_workflow(WORKFLOWS / "reconcile.yml")
+    assert job.step("Reconcile").code == 0, explain(results)
+    assert git(origin, "rev-parse", "main") == git(work, "rev-parse", "HEAD")
+    assert git(origin, "rev-parse", "main") != before, explain(results)
+
+
+def test_reconcile_workflow_dispatched_for_targets_applies_only_those(
+    work: Path, origin: Path, github: FakeGitHub
+) -> None:
+    before = git(origin, "rev-parse", "main")
+    job = Job(work, "workflow_dispatch", {"inputs": {"targets": "tb-smoke", "prune": False}}, github)
+    job.inputs = {"targets": "tb-smoke", "prune": False}
+    results = job.run_workflow(WORKFLOWS / "reconcile.yml")
+    step = job.step("Reconcile")
+    assert step.code == 0, explain(results)
+    assert "tb-smoke" in step.stdout and "tb-compare" not in step.stdout
+    assert git(origin, "rev-parse", "main") == before
+
+
+# --- the composite action ----------------------------------------------------------------------
+
+
+def test_the_composite_action_plans_a_pull_request(work: Path, github: FakeGitHub) -> None:
+    job = pr_job(work, github)
+    results = job.run_action(ACTION, {"command": "plan"})
+    assert job.step("Run reconciler").code == 0, explain(results)
+    assert DIFF_LINE in str(github.comments(REPO, PR)[0]["body"])
+    assert job.outputs()["has_changes"] == "true"
+
+
+# --- what the YAML promises --------------------------------------------------------------------
+
+
+def all_run_steps() -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        for job in load(path)["jobs"].values():
+            out += [(path.name, s) for s in job["steps"] if "run" in s]
+    out += [(ACTION.name, s) for s in load(ACTION)["runs"]["steps"] if "run" in s]
+    return out
+
+
+def test_no_run_script_expands_an_expression() -> None:
+    offenders = [(where, s.get("name")) for where, s in all_run_steps() if "${{" in s["run"]]
+    assert offenders == []
+
+
+def test_the_composite_action_passes_every_input_through_env() -> None:
+    action = load(ACTION)
+    used = set()
+    for step in action["runs"]["steps"]:
+        assert "${{" not in step.get("run", "")
+        if "run" in step:
+            assert step["shell"] == "bash"
+        for value in [*step.get("env", {}).values(), *step.get("with", {}).values()]:
+            used.update(re.findall(r"inputs\.([\w-]+)", str(value)))
+    assert used == set(action["inputs"])
+
+
+def test_the_composite_action_scripts_pass_shellcheck(tmp_path: Path) -> None:
+    for i, step in enumerate(s for s in load(ACTION)["runs"]["steps"] if "run" in s):
+        script = tmp_path / f"step{i}.sh"
+        script.write_text("#!/usr/bin/env bash\nset -eo pipefail\n" + step["run"])
+        done = subprocess.run([str(BIN / "shellcheck"), str(script)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    [job] = load(WORKFLOWS / "ci.yml")["jobs"].values()
+    runs = [s["run"] for s in job["steps"] if "run" in s]
+    assert runs == ["bash scripts/test.sh"]
+    assert "bash scripts/test.sh" in (ROOT / "README.md").read_text()
+
+
+def test_every_workflow_uses_python_3_11() -> None:
+    for path in sorted(WORKFLOWS.glob("*.yml")):
+        for job in load(path)["jobs"].values():
+            [setup] = [s for s in job["steps"] if str(s.get("uses", "")).startswith("actions/setup-python@")]
+            assert setup["with"]["python-version"] == "3.11", path.name
+
+
+def test_plan_workflow_has_one_cancelling_group_per_pull_request() -> None:
+    workflow = load(WORKFLOWS / "plan.yml")
+    assert workflow["concurrency"] == {
+        "group": "plan-${{ github.event.pull_request.number }}",
+        "cancel-in-progress": True,
+    }
+    assert workflow["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert workflow[True]["pull_request"]["paths"][:2] == ["specs/**", "templates/**"]  # yaml reads `on` as True
+
+
+def test_reconcile_workflow_never_cancels_a_running_apply() -> None:
+    workflow = load(WORKFLOWS / "reconcile.yml")
+    assert workflow["concurrency"] == {"group": "reconcile-${{ github.repository }}", "cancel-in-progress": False}
+
+
+def test_reconcile_workflow_grants_write_only_to_the_committing_job() -> None:
+    workflow = load(WORKFLOWS / "reconcile.yml")
+    assert workflow["permissions"] == {}
+    assert {name: job.get("permissions") for name, job in workflow["jobs"].items()} == {
+        "reconcile": {"contents": "write"}
+    }
+
+
+def test_reconcile_workflow_triggers() -> None:
+    on = load(WORKFLOWS / "reconcile.yml")[True]
+    assert on["push"] == {"branches": ["main"], "paths": ["specs/**"]}
+    assert on["schedule"] == [{"cron": "*/30 * * * *"}]
+    assert set(on["workflow_dispatch"]["inputs"]) == {"targets", "prune"}
+    assert on["workflow_dispatch"]["inputs"]["prune"]["type"] == "boolean"
+
+
+def test_the_osmosis_token_comes_from_secrets() -> None:
+    for name in ("plan.yml", "reconcile.yml"):
+        [job] = load(WORKFLOWS / name)["jobs"].values()
+        assert job["env"]["OSMOSIS_TOKEN"] == "${{ secrets.OSMOSIS_TOKEN }}"
+
+
+def test_workflows_pass_actionlint() -> None:
+    done = subprocess.run(
+        [str(BIN / "actionlint")],
+        cwd=ROOT,
+        env=os.environ | {"PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout

@@ -1,0 +1,118 @@
+"""`reconciler plan --github-comment` as a process, talking to the fake GitHub API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reconciler.github.comments import PLAN_MARKER
+from tests.github_fake import FakeGitHub
+
+pytestmark = pytest.mark.slow
+RECONCILER = str(Path(sys.executable).with_name("reconciler"))
+REPO, PR = "acme/evals", 12
+
+BAD_SPEC = """[experiment]
+benchmark = "terminal-bench-2-1"
+
+[[agents]]
+harness = "codex"
+
+[agents.model]
+type = "provider"
+model = "openai/gpt-5.2"
+api_key_secret = "openai-key"
+"""
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub().serve() as fake:
+        yield fake
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "specs/runs").mkdir(parents=True)
+    (root / "reconciler.toml").write_text('platform = "local"\n')
+    (root / "specs/runs/bad.toml").write_text(BAD_SPEC)
+    return root
+
+
+def actions_env(tmp_path: Path, fake: FakeGitHub) -> dict[str, str]:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": PR, "base": {"ref": "main"}, "head": {"sha": "f" * 40}}}))
+    base = {
+        k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OSMOSIS_", "RECONCILER_")) and k != "CI"
+    }
+    return base | {
+        "CI": "true",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_API_URL": fake.url,
+        "GITHUB_TOKEN": fake.token,
+        "GITHUB_RUN_ID": "7",
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+    }
+
+
+def plan(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [RECONCILER, "plan", "--github-comment", *args]
+    return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_invalid_specs_print_annotations_and_exit_1(project: Path, tmp_path: Path, github: FakeGitHub) -> None:
+    done = plan(project, actions_env(tmp_path, github))
+    assert done.returncode == 1
+    assert "::error file=specs/runs/bad.toml,line=10," in done.stdout
+
+
+def test_invalid_specs_make_the_comment_say_validation_failed(
+    project: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    plan(project, actions_env(tmp_path, github))
+    [comment] = github.comments(REPO, PR)
+    body = str(comment["body"])
+    assert body.startswith(PLAN_MARKER)
+    assert "validation failed" in body
+    assert "`specs/runs/bad.toml:10:" in body
+
+
+def test_invalid_specs_update_an_earlier_plan_comment(project: Path, tmp_path: Path, github: FakeGitHub) -> None:
+    earlier = github.add_comment(REPO, PR, f"{PLAN_MARKER}\n### reconciler plan\n\nold plan\n")
+    plan(project, actions_env(tmp_path, github))
+    assert [c["id"] for c in github.comments(REPO, PR)] == [earlier["id"]]
+    assert "validation failed" in str(earlier["body"])
+
+
+def test_invalid_specs_set_exitcode_1_in_the_outputs(project: Path, tmp_path: Path, github: FakeGitHub) -> None:
+    plan(project, actions_env(tmp_path, github))
+    output = (tmp_path / "output").read_text()
+    assert "exitcode<<" in output and "\n1\n" in output.split("exitcode<<", 1)[1]
+    assert "validation failed" in (tmp_path / "summary.md").read_text()
+
+
+def test_the_token_never_appears_in_output(project: Path, tmp_path: Path, github: FakeGitHub) -> None:
+    done = plan(project, actions_env(tmp_path, github))
+    for text in (done.stdout, done.stderr, (tmp_path / "summary.md").read_text(), (tmp_path / "output").read_text()):
+        assert github.token not in text
+
+
+@pytest.mark.parametrize("name", ["GITHUB_REPOSITORY", "GITHUB_EVENT_PATH", "GITHUB_TOKEN"])
+def test_a_missing_github_variable_is_named(project: Path, tmp_path: Path, github: FakeGitHub, name: str) -> None:
+    env = actions_env(tmp_path, github)
+    del env[name]
+    done = plan(project, env)
+    assert done.returncode == 1
+    assert f"error: {name} is not set; --github-comment needs it" in done.stderr
+    assert github.requests == []
