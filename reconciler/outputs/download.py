@@ -1,0 +1,341 @@
+"""Download a run's outputs the way the official client does, resumably and path-safely.
+
+    GET run ─ pending/queued? ──> OutputsNotAvailable (409-like, nothing else is asked)
+      │
+    GET manifest?types=...    ─> screen every path (reconciler.outputs.paths): refusals are
+      │                          reported in files_failed and make the download `partial`
+    local plan                ─> a regular file whose size equals the manifest's is skipped
+      │                          (unless overwrite, or we wrote it from an entry with another
+      │                          token: reconciler.outputs.index); nothing pending = no URL request
+    POST download-urls        ─> batches of at most 500, requested as the transfers need them
+      │
+    GET each URL              ─> `jobs` transfers at once (reconciler.outputs.transfer)
+      │
+    report                    ─> success when every requested file is on disk, else partial;
+                                 a success for a terminal run is recorded (layout.record_complete)
+
+The folder is `output_dir`, else `output_root / run_dir_name(name, id)`. Nothing is ever
+created or written outside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import ReconcilerError
+from ..osmosis.errors import Conflict, NotFound, PlatformError
+from ..osmosis.models import PENDING_STATUSES, TERMINAL_STATUSES
+from ..osmosis.retry import RetryPolicy
+from .index import is_current, load_index, save_index
+from .layout import TYPES, record_complete, run_dir_name
+from .paths import Accepted, TypeSelectionError, parse_types, regular_size, screen
+from .transfer import FILE_RETRY, Outcome, Transfer, redact_urls
+
+if TYPE_CHECKING:
+    from ..core.plan import Action
+    from ..engine.apply import ActionResult
+    from ..engine.session import Session
+    from ..osmosis.client import OsmosisClient
+
+URL_BATCH = 500
+DEFAULT_TYPES: tuple[str, ...] = ("summary", "results")
+NOT_YET = "Outputs are not yet available for pending or queued benchmark runs."
+NOTHING = "No downloadable files matched the requested selection."
+OMITTED = "Download URL response omitted this file."
+ROUTE_MISSING = (
+    "Benchmark run output route was not found. The run may have been deleted or the platform may not"
+    " support benchmark downloads yet."
+)
+
+
+class OutputsNotAvailable(Conflict):
+    """The run is pending or queued: the platform has no outputs for it yet."""
+
+
+class DownloadError(ReconcilerError):
+    """The download could not start (nothing matched, or the folder is unusable)."""
+
+
+class RunRef(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+
+
+class FileFailure(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    error: str
+
+
+class TypeTotals(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    files: int = 0
+    bytes: int = 0
+
+
+class DownloadReport(BaseModel):
+    """The official client's download result (`benchmark.download`), for one run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run: RunRef
+    run_status: str
+    selected_types: tuple[str, ...]
+    files_downloaded: int
+    files_skipped: int
+    files_failed: tuple[FileFailure, ...]
+    bytes_downloaded: int  # sizes of the files that landed in this download
+    bytes_resumed: int = 0  # of those, bytes kept from partial files of an earlier attempt
+    total_files: int
+    total_bytes: int
+    breakdown: dict[str, TypeTotals] = Field(default_factory=dict)
+    manifest_totals: dict[str, Any] = Field(default_factory=dict)
+    output_path: str
+    recorded_complete: bool = False  # every requested type is on disk for a terminal run
+    status: Literal["success", "partial"]
+
+
+class ProgressSink(Protocol):
+    """Where a download tells how it is going (a progress bar, a log, a test)."""
+
+    def begin(self, run: str, files: int, total_bytes: int) -> None: ...
+
+    def advance(self, nbytes: int) -> None:
+        """Bytes written to disk (negative when a worthless partial was thrown away)."""
+
+    def file_done(self, path: str, error: str | None) -> None: ...
+
+    def end(self, report: DownloadReport) -> None: ...
+
+
+def selected_types(types: Sequence[str]) -> tuple[str, ...]:
+    try:
+        return parse_types(types)
+    except TypeSelectionError as exc:
+        raise DownloadError(str(exc)) from None
+
+
+async def download_run(
+    client: OsmosisClient,
+    *,
+    run: str,
+    types: Sequence[str],
+    output_root: Path,
+    output_dir: Path | None = None,
+    overwrite: bool = False,
+    jobs: int = 8,
+    progress: ProgressSink | None = None,
+    retry: RetryPolicy = FILE_RETRY,
+) -> DownloadReport:
+    """Fetch `types` of the run named or identified by `run`; see the module docstring."""
+    wanted = selected_types(types)
+    if jobs < 1:
+        raise DownloadError(f"jobs must be at least 1, not {jobs}")
+    detail = await client.get_run(run)
+    info = detail.benchmark_run
+    status = info.status or "pending"
+    if status in PENDING_STATUSES:
+        raise OutputsNotAvailable(NOT_YET, code="CONFLICT")
+    name = info.name or info.id
+    run_dir = output_dir if output_dir is not None else output_root / run_dir_name(name, info.id)
+    for folder in (run_dir, *run_dir.parents):
+        if folder.exists() and not folder.is_dir():
+            raise DownloadError(f"{folder} exists and is not a folder")
+        if folder.is_dir():
+            break
+
+    manifest = await client.get_manifest(info.id, wanted)
+    if not manifest.files:
+        raise DownloadError(NOTHING)
+    accepted, refused = screen(((f.path, f.size, f.token) for f in manifest.files), wanted, run_dir)
+    failures = [FileFailure(path=r.path, error=r.reason) for r in refused]
+    pending: list[Accepted] = []
+    skipped = 0
+    breakdown: dict[str, TypeTotals] = {}
+    known = load_index(run_dir)
+    for item in accepted:
+        totals = breakdown.get(item.type, TypeTotals())
+        breakdown[item.type] = TypeTotals(files=totals.files + 1, bytes=totals.bytes + item.size)
+        if not overwrite and regular_size(item.target) == item.size and is_current(known, item.path, item.token):
+            skipped += 1
+        else:
+            pending.append(item)
+
+    if progress is not None:
+        progress.begin(name, len(pending), sum(i.size for i in pending))
+    done: list[tuple[Accepted, Outcome]] = []
+    if pending:
+        done = await _fetch_all(client, info.id, run_dir, pending, jobs, overwrite, progress, retry)
+    failures.extend(FileFailure(path=i.path, error=o.error) for i, o in done if o.error is not None)
+    landed = [(i, o) for i, o in done if o.error is None]
+    save_index(run_dir, known, {i.path: i.token for i, _ in landed})
+
+    ok = not failures
+    recorded = False
+    if ok and status in TERMINAL_STATUSES:
+        record_complete(run_dir, info.id, frozenset(wanted))
+        recorded = True
+    report = DownloadReport(
+        run=RunRef(id=info.id, name=name),
+        run_status=status,
+        selected_types=wanted,
+        files_downloaded=len(landed),
+        files_skipped=skipped,
+        files_failed=tuple(failures),
+        bytes_downloaded=sum(i.size for i, _ in landed),
+        bytes_resumed=sum(o.resumed for _, o in landed),
+        total_files=len(manifest.files),
+        total_bytes=sum(f.size for f in manifest.files),
+        breakdown={t: breakdown[t] for t in TYPES if t in breakdown},
+        manifest_totals=dict(manifest.totals),
+        output_path=str(run_dir),
+        recorded_complete=recorded,
+        status="success" if ok else "partial",
+    )
+    if progress is not None:
+        progress.end(report)
+    return report
+
+
+async def _fetch_all(
+    client: OsmosisClient,
+    run_id: str,
+    run_dir: Path,
+    pending: list[Accepted],
+    jobs: int,
+    overwrite: bool,
+    progress: ProgressSink | None,
+    retry: RetryPolicy,
+) -> list[tuple[Accepted, Outcome]]:
+    """URL batches feed a queue; `jobs` workers drain it. Every file ends with an Outcome."""
+
+    async def refresh(item: Accepted) -> str:
+        urls = await client.get_download_urls(run_id, [(item.path, item.token)])
+        match = urls.match(item.path, item.token)
+        if match is None:
+            raise PlatformError(OMITTED)
+        return match.url
+
+    transfer = Transfer(
+        client.open_presigned,
+        refresh,
+        run_dir,
+        retry=retry,
+        overwrite=overwrite,
+        on_bytes=progress.advance if progress is not None else None,
+    )
+    results: list[tuple[Accepted, Outcome]] = []
+    queue: asyncio.Queue[tuple[Accepted, str] | None] = asyncio.Queue(maxsize=jobs)
+
+    def finish(item: Accepted, outcome: Outcome) -> None:
+        results.append((item, outcome))
+        if progress is not None:
+            progress.file_done(item.path, outcome.error)
+
+    workers = min(jobs, len(pending))
+
+    async def produce() -> None:
+        for batch in _batches(pending, URL_BATCH):
+            try:
+                urls = await client.get_download_urls(run_id, [(i.path, i.token) for i in batch])
+            except PlatformError as exc:
+                error = ROUTE_MISSING if isinstance(exc, NotFound) else redact_urls(exc.message)
+                for item in batch:
+                    finish(item, Outcome(error=f"Could not get a download URL: {error}"))
+                continue
+            for item in batch:
+                match = urls.match(item.path, item.token)
+                if match is None:
+                    finish(item, Outcome(error=OMITTED))
+                else:
+                    await queue.put((item, match.url))
+        for _ in range(workers):
+            await queue.put(None)
+
+    async def work() -> None:
+        while (job := await queue.get()) is not None:
+            item, url = job
+            finish(item, await transfer.fetch(item, url))
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(produce())
+        for _ in range(workers):
+            group.create_task(work())
+    order = {item.path: n for n, item in enumerate(pending)}
+    return sorted(results, key=lambda r: order[r[0].path])
+
+
+def _batches(items: Sequence[Accepted], size: int) -> Iterator[Sequence[Accepted]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# --- behind `reconciler apply` ------------------------------------------------------------
+
+
+def human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+def summary_line(report: DownloadReport, shown_path: str | None = None, *, failures: bool = True) -> str:
+    """`downloaded 2 files (1.2 MB) to .osmosis/benchmarks/<dir>`, plus skips and failures."""
+    where = shown_path or report.output_path
+    text = f"downloaded {report.files_downloaded} file{'s' * (report.files_downloaded != 1)}"
+    text += f" ({human_bytes(report.bytes_downloaded)}) to {where}"
+    if report.files_skipped:
+        text += f", {report.files_skipped} already complete"
+    if report.files_failed and failures:
+        first = report.files_failed[0]
+        text += f"; {len(report.files_failed)} failed (first: {first.path}: {first.error})"
+    return text
+
+
+def shown(path: str, root: Path) -> str:
+    """A path relative to the repository when it is inside it."""
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return path
+
+
+def downloader_for(session: Session) -> Callable[[Action], Awaitable[ActionResult]]:
+    """What `reconciler apply` runs for a DOWNLOAD action: the action's types, into the repo."""
+    from ..engine.apply import ActionResult
+
+    async def download(action: Action) -> ActionResult:
+        if action.run_id is None:
+            return ActionResult(action=action, ok=False, message="download action without a run")
+        try:
+            report = await download_run(
+                session.client,
+                run=action.run_id,
+                types=action.download_types or DEFAULT_TYPES,
+                output_root=session.outputs_root,
+            )
+        except ReconcilerError as exc:
+            return ActionResult(
+                action=action, ok=False, message=exc.message, run_id=action.run_id, run_name=action.run_name
+            )
+        return ActionResult(
+            action=action,
+            ok=report.status == "success",
+            message=summary_line(report, shown(report.output_path, session.project.root)),
+            run_id=report.run.id,
+            run_name=report.run.name,
+        )
+
+    return download

@@ -1,0 +1,195 @@
+"""Which output types a user asked for, and which manifest paths may be written, and where.
+
+`parse_types` reads `--type` exactly as the official client does (wire reference §5): a comma
+list drawn from summary, results, artifacts, logs, or `all` on its own; values are trimmed,
+lowercased and de-duplicated, in the user's order.
+
+`screen` decides, for every file of a manifest, whether it may land under the run folder:
+
+    refused when the path                               reason (reported in files_failed)
+    is empty, starts with `/`, holds `\\` or a NUL        outside the fixed run layout
+    has an empty, `.` or `..` segment                    outside the fixed run layout
+    is not summary.csv, results.csv, logs.txt or         outside the fixed run layout
+      artifacts/<a>/<b>[/...]
+    belongs to a type that was not requested             type not requested
+    appears twice (also: differs only in case, or one    duplicate / conflicting path
+      path is a folder of another, or it is the
+      partial-file name of another)
+    resolves, through a symlink already on disk,         crosses a local symlink
+      to a place outside the run folder
+
+A refused path is never opened, created or written; every other path is joined to the run
+folder segment by segment, so the destination is always inside it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .layout import TYPES, category
+
+OUTSIDE_LAYOUT = "Manifest path is outside the fixed run layout"
+NOT_REQUESTED = "Manifest path is outside the requested types"
+DUPLICATE = "Manifest path is a duplicate path"
+SYMLINK = "Manifest path crosses a local symlink that leads outside the run folder"
+PARTIAL_SUFFIX = ".partial"
+
+
+class TypeSelectionError(ValueError):
+    """`--type` could not be read; the message is the official client's."""
+
+
+def parse_types(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """`summary,results` -> ("summary", "results"); `all` -> every type; None -> the default."""
+    if value is None:
+        return ("summary", "results")
+    raw = value.split(",") if isinstance(value, str) else [p for v in value for p in v.split(",")]
+    parts = [p.strip().lower() for p in raw]
+    if not parts or any(not p for p in parts):
+        raise TypeSelectionError(
+            "--type must be a comma-separated list of output types (summary, results, artifacts, logs) or all"
+        )
+    if "all" in parts:
+        if any(p != "all" for p in parts):
+            raise TypeSelectionError("--type all cannot be combined with other output types")
+        return TYPES
+    unknown = sorted({p for p in parts if p not in TYPES})
+    if unknown:
+        raise TypeSelectionError(f"Unknown --type value(s): {', '.join(unknown)}. Choose from: {', '.join(TYPES)}, all")
+    return tuple(dict.fromkeys(parts))
+
+
+def partial_name(name: str, size: int, token: str | None) -> str:
+    """The temporary sibling a file streams into: `.<name>.<key>.partial`.
+
+    The key is derived from what the manifest says about the file (its size and token), so a
+    re-run after a crash finds and resumes the same partial, and a file whose manifest entry
+    changed starts over instead of being stitched from two different versions.
+    """
+    key = hashlib.sha256(f"{size}\x1f{token or ''}".encode()).hexdigest()[:8]
+    return f".{name}.{key}{PARTIAL_SUFFIX}"
+
+
+@dataclass(frozen=True)
+class Accepted:
+    path: str  # as the manifest wrote it
+    type: str
+    size: int
+    token: str | None
+    target: Path  # run folder / segments
+
+    @property
+    def partial(self) -> Path:
+        return self.target.with_name(partial_name(self.target.name, self.size, self.token))
+
+
+@dataclass(frozen=True)
+class Refused:
+    path: str
+    reason: str
+
+
+def layout_problem(path: str) -> str | None:
+    """Why a path can never be written, whatever was requested; None when it fits the layout."""
+    if not path:
+        return f"{OUTSIDE_LAYOUT} (empty path)."
+    if path.startswith("/"):
+        return f"{OUTSIDE_LAYOUT} (absolute path)."
+    if "\\" in path:
+        return f"{OUTSIDE_LAYOUT} (backslash in path)."
+    if "\x00" in path or any(ord(c) < 0x20 for c in path):
+        return f"{OUTSIDE_LAYOUT} (control character in path)."
+    segments = path.split("/")
+    if any(s in ("", ".", "..") for s in segments):
+        return f"{OUTSIDE_LAYOUT} (empty, '.' or '..' segment)."
+    if category(path) is None:
+        return f"{OUTSIDE_LAYOUT}."
+    return None
+
+
+def escapes(run_dir: Path, segments: Sequence[str]) -> bool:
+    """True when joining `segments` onto `run_dir` passes through a symlink leading outside it.
+
+    Only what is on disk now can redirect a write; components that do not exist yet will be
+    created by us as plain folders, so they are never links.
+    """
+    root = run_dir.resolve()
+    current = run_dir
+    for segment in segments:
+        current = current / segment
+        if current.is_symlink():
+            try:
+                resolved = current.resolve()
+            except (OSError, RuntimeError):  # a loop, or a link we may not follow
+                return True
+            if resolved != root and root not in resolved.parents:
+                return True
+        elif not current.exists():
+            return False
+    return False
+
+
+def screen(
+    files: Iterable[tuple[str, int, str | None]],
+    types: Sequence[str],
+    run_dir: Path,
+) -> tuple[list[Accepted], list[Refused]]:
+    """Split manifest files (path, size, token) into those we may write and those we refuse."""
+    entries = list(files)
+    wanted = set(types)
+    counts: dict[str, int] = {}
+    folded: dict[str, set[str]] = {}
+    for path, _size, _token in entries:
+        counts[path] = counts.get(path, 0) + 1
+        folded.setdefault(path.casefold(), set()).add(path)
+    valid = {p for p in counts if layout_problem(p) is None}
+    folders = {"/".join(p.split("/")[:i]) for p in valid for i in range(1, p.count("/") + 1)}
+    partials = {
+        f"{p.rpartition('/')[0]}/{partial_name(p.rpartition('/')[2], size, token)}".lstrip("/")
+        for p, size, token in entries
+        if p in valid
+    }
+
+    accepted: list[Accepted] = []
+    refused: list[Refused] = []
+    for path, size, token in entries:
+        reason = layout_problem(path)
+        kind = category(path) if reason is None else None
+        if reason is None and kind not in wanted:
+            reason = f"{NOT_REQUESTED} ({kind} was not requested)."
+        if reason is None and counts[path] > 1:
+            reason = f"{DUPLICATE}."
+        if reason is None and len(folded[path.casefold()]) > 1:
+            reason = f"{DUPLICATE} (another path differs from it only in letter case)."
+        if reason is None and (path in folders or path in partials):
+            reason = f"{DUPLICATE} (another manifest path needs this name)."
+        segments = path.split("/")
+        if reason is None and escapes(run_dir, segments):
+            reason = f"{SYMLINK}."
+        if reason is not None:
+            refused.append(Refused(path=path, reason=reason))
+            continue
+        assert kind is not None
+        accepted.append(Accepted(path=path, type=kind, size=size, token=token, target=run_dir.joinpath(*segments)))
+    return accepted, refused
+
+
+def inside(run_dir: Path, target: Path) -> bool:
+    """True when the target's folder resolves inside the run folder (or is it)."""
+    root = run_dir.resolve()
+    parent = target.parent.resolve()
+    return parent == root or root in parent.parents
+
+
+def regular_size(path: Path) -> int | None:
+    """The size of a regular file (not following a final symlink), else None."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_size if stat.S_ISREG(st.st_mode) else None

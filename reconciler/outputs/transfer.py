@@ -1,0 +1,334 @@
+"""One file from a presigned URL to its place on disk: streamed, resumable, verified, atomic.
+
+    target            artifacts/r1/trace.json
+    partial           artifacts/r1/.trace.json.<key>.partial   (key: the manifest's size and token)
+
+1. The partial is opened and locked (a second reconciler on the same folder fails that file
+   instead of interleaving writes). Bytes already in it, fewer than the manifest size, are
+   resumed with `Range: bytes=<n>-`; the answer must be 206 with exactly
+   `Content-Range: bytes <n>-<size-1>/<size>`, otherwise a 200 restarts the file from byte 0
+   and any other 206 is discarded and the file requested again from 0.
+2. The body streams into the partial chunk by chunk (memory stays flat in the file size);
+   more bytes than the manifest lists is an error.
+3. A complete partial is fsynced and renamed over the target. Each folder is checked once,
+   right after it is created, to still resolve inside the run folder.
+
+Failures, per file:
+
+    403                               the URL expired: ask for a fresh one, once
+    5xx, 429, 408, network error,     retry with backoff (reconciler.osmosis.retry); what was
+      body shorter than the size        written is kept and the next request resumes it
+    a failure that made progress      resumes at once and restores the retry budget (bounded by
+                                        MAX_REQUESTS requests per file)
+    any other status                  the file fails
+    the process dies                  the partial stays; the next download resumes it
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..osmosis.errors import PlatformError, PlatformUnreachable
+from ..osmosis.retry import RetryPolicy, parse_retry_after
+from .paths import PARTIAL_SUFFIX, Accepted, inside
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not on Windows
+    fcntl = None  # type: ignore[assignment]
+
+MAX_REQUESTS = 64  # per file, whatever happens: a hard stop for servers that trickle forever
+RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+FILE_RETRY = RetryPolicy(max_attempts=4, base_delay=0.5, max_delay=8.0, max_total_seconds=120.0)
+_CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+)\s*$", re.IGNORECASE)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+
+
+class Headers(Protocol):
+    def get(self, key: str, /) -> str | None: ...
+
+
+class Response(Protocol):
+    """What we read of an HTTP answer (an httpx.Response satisfies it)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Headers: ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+
+class Opener(Protocol):
+    """`OsmosisClient.open_presigned`: a streamed GET without credentials."""
+
+    def __call__(
+        self, url: str, *, headers: dict[str, str] | None = None
+    ) -> contextlib.AbstractAsyncContextManager[Response]: ...
+
+
+Refresher = Callable[[Accepted], Awaitable[str]]
+"""A fresh presigned URL for a file (one download-urls call); raises PlatformError or returns."""
+
+
+def redact_urls(text: str) -> str:
+    return _URL.sub("<redacted URL>", text)
+
+
+@dataclass
+class Outcome:
+    error: str | None = None
+    received: int = 0  # bytes that came over the network for this file
+    resumed: int = 0  # bytes reused from a partial left by an earlier attempt or process
+
+
+class _Retry(Exception):
+    def __init__(self, reason: str, *, retry_after: float | None = None, restart: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.restart = restart  # the partial is worthless: start from byte 0
+
+
+class _Fail(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Expired(Exception):
+    pass
+
+
+class Transfer:
+    """Fetches files of one run into one run folder."""
+
+    def __init__(
+        self,
+        open_url: Opener,
+        refresh: Refresher,
+        run_dir: Path,
+        *,
+        retry: RetryPolicy = FILE_RETRY,
+        overwrite: bool = False,
+        on_bytes: Callable[[int], None] | None = None,
+    ) -> None:
+        self.open_url = open_url
+        self.refresh = refresh
+        self.run_dir = run_dir
+        self.retry = retry
+        self.overwrite = overwrite
+        self.on_bytes = on_bytes or (lambda n: None)
+        self._folders: set[Path] = set()
+
+    async def fetch(self, item: Accepted, url: str) -> Outcome:
+        outcome = Outcome()
+        try:
+            fd, kept = self._open(item)
+        except _Fail as failed:
+            outcome.error = failed.reason
+            return outcome
+        except OSError as exc:
+            outcome.error = f"Could not create {item.path}: {exc.strerror or exc}"
+            return outcome
+        try:
+            outcome.resumed = kept
+            self.on_bytes(kept)
+            await self._loop(item, url, fd, outcome)
+            if outcome.error is None:
+                # fsync can take long on a slow disk: a thread keeps the other transfers going
+                await asyncio.to_thread(self._land, fd, item)
+        except _Fail as failed:
+            outcome.error = failed.reason
+        except OSError as exc:
+            outcome.error = f"Could not write {item.path}: {exc.strerror or exc}"
+        finally:
+            os.close(fd)
+        if outcome.error is not None and _size(item.partial) == 0:
+            with contextlib.suppress(OSError):
+                item.partial.unlink()
+        return outcome
+
+    def _open(self, item: Accepted) -> tuple[int, int]:
+        """The partial, opened and locked; and how many of its bytes can be resumed."""
+        self._folder(item.target.parent)
+        fd = os.open(item.partial, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    raise _Fail("Another download is writing this file right now.") from None
+            kept = os.fstat(fd).st_size
+            if self.overwrite or kept > item.size:
+                os.ftruncate(fd, 0)
+                kept = 0
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, kept
+
+    @staticmethod
+    def _land(fd: int, item: Accepted) -> None:
+        """Durable, then in place: fsync the complete partial and rename it over the target.
+
+        Partials of older versions of the same file (another size or token) are removed
+        then, unless another process holds them.
+        """
+        os.fsync(fd)
+        item.partial.replace(item.target)
+        for stale in stale_partials(item.target):
+            _remove_unless_locked(stale)
+
+    def _folder(self, folder: Path) -> None:
+        """Create a file's folder once, and check it still resolves inside the run folder.
+
+        The manifest screen already refused paths through symlinks leading out; this catches
+        a link that appeared since, before the first byte is written under it.
+        """
+        if folder in self._folders:
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        if not inside(self.run_dir, folder / "_"):
+            raise _Fail("The destination moved outside the run folder during the download.")
+        self._folders.add(folder)
+
+    async def _loop(self, item: Accepted, url: str, fd: int, outcome: Outcome) -> None:
+        clock = self.retry.clock
+        refreshed = False
+        failures = 0
+        since = clock()
+        for _ in range(MAX_REQUESTS):
+            before = os.fstat(fd).st_size
+            try:
+                await self._once(item, url, fd, outcome)
+                return
+            except _Expired:
+                if refreshed:
+                    raise _Fail(
+                        "The download URL was refused (HTTP 403) even after a fresh one was requested."
+                    ) from None
+                refreshed = True
+                try:
+                    url = await self.refresh(item)
+                except PlatformError as exc:
+                    raise _Fail(
+                        f"The download URL expired and could not be refreshed: {redact_urls(exc.message)}"
+                    ) from None
+                continue
+            except _Retry as retry:
+                if retry.restart:
+                    self._reset(fd, outcome)
+                if os.fstat(fd).st_size > before and retry.retry_after is None:
+                    # progress: resume at once, and the budget starts over
+                    failures, since = 0, clock()
+                    continue
+                failures += 1
+                delay = self.retry.next_delay(failures, clock() - since, retry.retry_after)
+                if delay is None:
+                    raise _Fail(retry.reason) from None
+                await self.retry.sleep(delay)
+        raise _Fail(f"Gave up after {MAX_REQUESTS} requests for this file.")
+
+    def _reset(self, fd: int, outcome: Outcome) -> None:
+        """Throw away what the partial holds: the next request starts from byte 0."""
+        self.on_bytes(-os.fstat(fd).st_size)
+        os.ftruncate(fd, 0)
+        outcome.resumed = 0
+
+    async def _once(self, item: Accepted, url: str, fd: int, outcome: Outcome) -> None:
+        offset = os.fstat(fd).st_size
+        if offset == item.size and item.size > 0:
+            return  # a previous attempt got every byte; only the rename was missing
+        headers = {"Range": f"bytes={offset}-"} if offset > 0 else None
+        try:
+            async with self.open_url(url, headers=headers) as response:
+                status = response.status_code
+                if status == 403:
+                    raise _Expired()
+                if status in RETRY_STATUSES:
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                    raise _Retry(f"The download failed with HTTP {status}.", retry_after=retry_after)
+                if status == 416:
+                    raise _Retry("The server refused to resume this file (HTTP 416).", restart=True)
+                if status == 206:
+                    if not _range_matches(response.headers.get("Content-Range"), offset, item.size):
+                        raise _Retry("The server answered a resume with the wrong range.", restart=True)
+                elif status == 200:
+                    if offset:
+                        self._reset(fd, outcome)
+                        offset = 0
+                else:
+                    raise _Fail(f"The download failed with HTTP {status}.")
+                os.lseek(fd, offset, os.SEEK_SET)
+                written = offset
+                async for chunk in response.aiter_bytes():
+                    if written + len(chunk) > item.size:
+                        raise _Retry(
+                            f"The server sent more than the {item.size} bytes the manifest lists.", restart=True
+                        )
+                    _write_all(fd, chunk)
+                    written += len(chunk)
+                    outcome.received += len(chunk)
+                    self.on_bytes(len(chunk))
+        except PlatformUnreachable as exc:
+            raise _Retry(redact_urls(exc.message)) from None
+        except PlatformError as exc:  # an invalid URL, a redirect to a place we refuse
+            raise _Fail(redact_urls(exc.message)) from None
+        if written < item.size:
+            raise _Retry(f"The download ended after {written} of {item.size} bytes.")
+
+
+def stale_partials(target: Path) -> list[Path]:
+    """Partial files left beside `target` by downloads of other versions of it."""
+    pattern = re.compile(rf"^\.{re.escape(target.name)}\.[0-9a-f]{{8}}{re.escape(PARTIAL_SUFFIX)}$")
+    try:
+        with os.scandir(target.parent) as entries:
+            return [target.parent / e.name for e in entries if pattern.match(e.name)]
+    except OSError:
+        return []
+
+
+def _remove_unless_locked(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        path.unlink()
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _range_matches(value: str | None, offset: int, size: int) -> bool:
+    match = _CONTENT_RANGE.match(value or "")
+    if match is None:
+        return False
+    first, last, total = (int(g) for g in match.groups())
+    return first == offset and last == size - 1 and total == size
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None

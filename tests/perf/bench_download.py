@@ -1,0 +1,323 @@
+"""Download throughput and memory: our engine next to `curl --parallel` on the same URLs.
+
+    .venv/bin/python tests/perf/bench_download.py [--files 2000] [--size 100000] [--jobs 8] [--rounds 2]
+
+1. Serves the local platform with `reconciler platform serve --port 0` on 127.0.0.1, in a
+   subprocess whose run outputs are padded: every run gets `--files` extra artifacts
+   (`artifacts/bench-NNNN/blob.bin`, `--size` bytes each, deterministic bytes). The local
+   platform has no hook for large artifacts yet, so the subprocess replaces its OutputCache
+   class before the command starts (see SHIM); everything else is the shipped server.
+2. Submits one small run and waits until it has finished.
+3. Asks for the artifacts' manifest and presigned URLs, and writes a curl config file.
+4. For each round: `curl --parallel --parallel-max JOBS` fetches every URL into a fresh folder;
+   then our engine (`reconciler download RUN --type artifacts --jobs JOBS`, as a subprocess)
+   does the same. Wall time gives MB/s (decimal MB); peak RSS comes from wait4's rusage.
+   Our engine's own Python peak is also measured in-process with tracemalloc.
+5. Memory flat in file size: the same total is fetched again as `--files/250` files of
+   250x the size, and peak RSS is printed for both shapes.
+
+Prints a table; exits 0 (it is a measurement, not a test).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from importlib.util import find_spec
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+SHIM = r"""
+import os, random, sys
+from reconciler.localplatform import app as app_module
+from reconciler.localplatform.outputs import OutputCache
+
+COUNT = int(os.environ["BENCH_FILES"])
+SIZE = int(os.environ["BENCH_SIZE"])
+_BLOBS = {}
+
+def blob(i):
+    if i not in _BLOBS:
+        _BLOBS[i] = random.Random(i).randbytes(SIZE)
+    return _BLOBS[i]
+
+class PaddedCache(OutputCache):
+    def files(self, view):
+        files = super().files(view)
+        if "artifacts/bench-0000/blob.bin" not in files:
+            for i in range(COUNT):
+                files[f"artifacts/bench-{i:04d}/blob.bin"] = blob(i)
+        return files
+
+app_module.OutputCache = PaddedCache
+from reconciler.cli import main
+sys.argv = ["reconciler", *sys.argv[1:]]
+main()
+"""
+
+TOKEN = "bench-token"
+TIME = "/usr/bin/time"  # GNU time, for the peak RSS of a child process
+
+
+def start_server(db: Path, files: int, size: int) -> tuple[subprocess.Popen[str], str]:
+    env = dict(os.environ, BENCH_FILES=str(files), BENCH_SIZE=str(size))
+    cmd = [
+        sys.executable,
+        "-c",
+        SHIM,
+        "platform",
+        "serve",
+        "--port",
+        "0",
+        "--db",
+        str(db),
+        "--token",
+        TOKEN,
+        "--speed",
+        "1000000",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("serving on "):
+        proc.kill()
+        raise SystemExit(f"the platform did not start: {line!r}")
+    return proc, line.split()[2]
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+async def prepare(url: str, config: Path, out: Path) -> tuple[str, int, int]:
+    """Submit a run, wait for it, write the curl config; returns (run name, files, bytes)."""
+    from reconciler.osmosis.client import OsmosisClient
+    from tests.integration.download_support import payload
+
+    async with OsmosisClient(url, token=TOKEN, workspace="bench") as client:
+        run = await client.submit_run(payload(2))
+        while (await client.get_run(run.id)).benchmark_run.status not in ("finished", "failed"):
+            await asyncio.sleep(0.05)
+        manifest = await client.get_manifest(run.id, ["artifacts"])
+        files = list(manifest.files)
+        lines = []
+        for start in range(0, len(files), 500):
+            batch = files[start : start + 500]
+            urls = await client.get_download_urls(run.id, [(f.path, f.token) for f in batch])
+            for f in batch:
+                match = urls.match(f.path, f.token)
+                assert match is not None
+                lines.append(f'url = "{match.url}"\noutput = "{out / f.path}"\n')
+        config.write_text("".join(lines))
+        return run.name, len(files), sum(f.size for f in files)
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, float]:
+    """(seconds, peak RSS in kB, CPU seconds) of one child process, measured by /usr/bin/time.
+
+    GNU time forks the command itself, so the peak is the command's own: a child forked
+    straight from this Python process would report Python's resident set as its peak.
+    """
+    marker = "__bench_time__"
+    started = time.perf_counter()
+    done = subprocess.run(
+        [TIME, "-f", f"{marker} %M %U %S", *cmd],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed ({done.returncode}): {done.stderr[-2000:]}")
+    line = next(line for line in reversed(done.stderr.splitlines()) if line.startswith(marker))
+    _, rss, user, system = line.split()
+    return seconds, int(rss), float(user) + float(system)
+
+
+def check(folder: Path, count: int, total: int) -> None:
+    files = [p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".")]
+    size = sum(p.stat().st_size for p in files)
+    if len(files) != count or size != total:
+        raise SystemExit(f"{folder}: {len(files)} files, {size} bytes; expected {count}, {total}")
+
+
+async def engine_in_process(url: str, run: str, out: Path, jobs: int, *, traced: bool) -> tuple[float, int]:
+    """(seconds, tracemalloc peak bytes or 0) of download_run in this process."""
+    from reconciler.osmosis.client import OsmosisClient
+    from reconciler.outputs.download import download_run
+
+    shutil.rmtree(out, ignore_errors=True)
+    async with OsmosisClient(url, token=TOKEN, workspace="bench") as client:
+        if traced:
+            tracemalloc.start()
+        started = time.perf_counter()
+        report = await download_run(client, run=run, types=["artifacts"], output_root=out, output_dir=out, jobs=jobs)
+        seconds = time.perf_counter() - started
+        peak = tracemalloc.get_traced_memory()[1] if traced else 0
+        tracemalloc.stop()
+    assert report.status == "success", report.files_failed[:3]
+    shutil.rmtree(out, ignore_errors=True)
+    return seconds, peak
+
+
+def measure(files: int, size: int, jobs: int, rounds: int, work: Path) -> dict[str, object]:
+    db = work / f"platform-{files}.sqlite3"
+    server, url = start_server(db, files, size)
+    try:
+        config = work / "curl.cfg"
+        curl_out = work / "curl-out"
+        run, count, total = asyncio.run(prepare(url, config, curl_out))
+        env = dict(os.environ, OSMOSIS_PLATFORM_URL=url, OSMOSIS_TOKEN=TOKEN, OSMOSIS_WORKSPACE="bench")
+        project = work / "project"
+        project.mkdir(exist_ok=True)
+        ours_out = work / "ours-out"
+        curl_cmd = [
+            "curl",
+            "--parallel",
+            "--parallel-max",
+            str(jobs),
+            "--create-dirs",
+            "-sS",
+            "--fail",
+            "-K",
+            str(config),
+        ]
+        ours_cmd = [
+            sys.executable,
+            "-m",
+            "reconciler.cli",
+            "download",
+            run,
+            "--type",
+            "artifacts",
+            "--jobs",
+            str(jobs),
+            "--output",
+            str(ours_out),
+        ]
+        curl_runs, ours_runs = [], []
+        for _ in range(rounds):
+            shutil.rmtree(curl_out, ignore_errors=True)
+            curl_runs.append(timed(curl_cmd))
+            check(curl_out, count, total)
+            shutil.rmtree(ours_out, ignore_errors=True)
+            ours_runs.append(timed(ours_cmd, env))
+            check(ours_out, count, total)
+        inproc_seconds = min(
+            asyncio.run(engine_in_process(url, run, work / "inproc", jobs, traced=False))[0] for _ in range(rounds)
+        )
+        _, traced_peak = asyncio.run(engine_in_process(url, run, work / "inproc", jobs, traced=True))
+        for folder in (curl_out, ours_out):
+            shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        stop(server)
+    best_curl = min(curl_runs)
+    best_ours = min(ours_runs)
+    mb = total / 1e6
+    return {
+        "files": count,
+        "bytes": total,
+        "curl_seconds": best_curl[0],
+        "curl_mb_s": mb / best_curl[0],
+        "curl_cpu_seconds": best_curl[2],
+        "curl_peak_rss_kb": max(r[1] for r in curl_runs),
+        "ours_seconds": best_ours[0],
+        "ours_mb_s": mb / best_ours[0],
+        "ours_cpu_seconds": best_ours[2],
+        "ours_peak_rss_kb": max(r[1] for r in ours_runs),
+        "ours_inprocess_seconds": inproc_seconds,
+        "ours_inprocess_mb_s": mb / inproc_seconds,
+        "ours_tracemalloc_peak_kb": traced_peak // 1024,
+        "ratio": best_curl[0] / best_ours[0],
+        "ratio_inprocess": best_curl[0] / inproc_seconds,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=2000)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = parser.parse_args()
+    version = subprocess.run(["curl", "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    probe = subprocess.run(["curl", "--help", "all"], capture_output=True, text=True, check=False).stdout
+    if "--parallel" not in probe:
+        raise SystemExit(f"{version} does not support --parallel (curl 7.66 or later is needed)")
+    if not Path(TIME).exists():
+        raise SystemExit(f"{TIME} (GNU time) is needed to measure the peak memory of curl and of our CLI")
+    shapes = [(args.files, args.size), (max(1, args.files // 250), args.size * 250)]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-download-") as tmp:
+        for files, size in shapes:
+            work = Path(tmp) / f"{files}x{size}"
+            work.mkdir()
+            results.append(measure(files, size, args.jobs, args.rounds, work))
+    print(version)
+    print(
+        f"jobs={args.jobs}, rounds={args.rounds}: best wall time of the rounds, peak RSS the max over them;"
+        f" load average {os.getloadavg()[0]:.2f}; sniffio {'present' if find_spec('sniffio') else 'MISSING (httpcore pays a failed import per request)'}"
+    )
+    print("curl writes into the page cache; reconciler also fsyncs every file before its rename.")
+    header = f"{'shape':>16} {'tool':>24} {'seconds':>8} {'MB/s':>7} {'CPU s':>6} {'peak RSS MB':>12}"
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        shape = f"{r['files']} x {int(r['bytes']) / int(r['files']) / 1e6:.2f} MB"
+        rows = [
+            (
+                shape,
+                "curl --parallel",
+                r["curl_seconds"],
+                r["curl_mb_s"],
+                f"{r['curl_cpu_seconds']:.2f}",
+                f"{int(r['curl_peak_rss_kb']) / 1024:.1f}",
+            ),
+            (
+                "",
+                "reconciler download",
+                r["ours_seconds"],
+                r["ours_mb_s"],
+                f"{r['ours_cpu_seconds']:.2f}",
+                f"{int(r['ours_peak_rss_kb']) / 1024:.1f}",
+            ),
+            (
+                "",
+                "download_run in-process",
+                r["ours_inprocess_seconds"],
+                r["ours_inprocess_mb_s"],
+                "",
+                f"py {int(r['ours_tracemalloc_peak_kb']) / 1024:.1f}",
+            ),
+        ]
+        for a, b, secs, rate, cpu, rss in rows:
+            print(f"{a:>16} {b:>24} {secs:8.2f} {rate:7.1f} {cpu:>6} {rss:>12}")
+        print(
+            f"{'':>16} {'ours / curl throughput':>24} {r['ratio']:8.0%} (CLI process), {r['ratio_inprocess']:.0%} (in-process)"
+        )
+    if args.json:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,289 @@
+"""The download engine against a scripted fake platform: flow, skips, resume, retries, report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.outputs.download import (
+    NOT_YET,
+    NOTHING,
+    OMITTED,
+    DownloadError,
+    DownloadReport,
+    OutputsNotAvailable,
+    download_run,
+)
+from reconciler.outputs.index import INDEX_FILE
+from reconciler.outputs.layout import RECORD_FILE, run_dir_name, types_on_disk
+from reconciler.outputs.paths import partial_name
+
+from .download_fake import FAST_RETRY, RUN_ID, RUN_NAME, FakePlatform, sample_files
+
+ALL = ("summary", "results", "artifacts", "logs")
+
+
+def run(fake: FakePlatform, root: Path, types: tuple[str, ...] = ALL, **kwargs: Any) -> DownloadReport:
+    async def go() -> DownloadReport:
+        async with fake.client() as client:
+            return await download_run(client, run=RUN_NAME, types=types, output_root=root, retry=FAST_RETRY, **kwargs)
+
+    return asyncio.run(go())
+
+
+def run_dir(root: Path) -> Path:
+    return root / run_dir_name(RUN_NAME, RUN_ID)
+
+
+def on_disk(root: Path) -> dict[str, bytes]:
+    base = run_dir(root)
+    return {
+        p.relative_to(base).as_posix(): p.read_bytes()
+        for p in base.rglob("*")
+        if p.is_file() and p.name not in (RECORD_FILE, INDEX_FILE)
+    }
+
+
+def test_every_requested_file_lands_byte_identical(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    report = run(fake, tmp_path)
+    assert report.status == "success"
+    assert on_disk(tmp_path) == fake.files
+    assert report.files_downloaded == 5 and report.files_skipped == 0 and report.files_failed == ()
+    assert report.bytes_downloaded == report.total_bytes == sum(len(b) for b in fake.files.values())
+    assert report.breakdown["artifacts"].files == 2
+    assert report.output_path == str(run_dir(tmp_path))
+
+
+def test_the_folder_follows_the_official_name_rule(tmp_path: Path) -> None:
+    run(FakePlatform(sample_files()), tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["tb-smoke-7"]
+
+
+def test_output_dir_replaces_the_run_folder(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    report = run(fake, tmp_path / "root", output_dir=tmp_path / "mine")
+    assert (tmp_path / "mine" / "summary.csv").read_bytes() == fake.files["summary.csv"]
+    assert not (tmp_path / "root").exists() and report.output_path == str(tmp_path / "mine")
+
+
+def test_a_pending_run_is_refused_before_any_manifest_request(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), status="queued")
+    with pytest.raises(OutputsNotAvailable, match=NOT_YET):
+        run(fake, tmp_path)
+    assert fake.manifest_requests == 0 and not tmp_path.joinpath("tb-smoke-7").exists()
+
+
+def test_an_empty_manifest_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(DownloadError, match=NOTHING):
+        run(FakePlatform({}), tmp_path)
+
+
+def test_complete_files_are_skipped_without_asking_for_urls(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    run(fake, tmp_path)
+    batches = list(fake.url_batches)
+    report = run(fake, tmp_path)
+    assert report.files_skipped == 5 and report.files_downloaded == 0 and report.status == "success"
+    assert fake.url_batches == batches
+
+
+def test_a_file_of_the_wrong_size_is_downloaded_again(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    run(fake, tmp_path)
+    (run_dir(tmp_path) / "logs.txt").write_bytes(b"stale")
+    report = run(fake, tmp_path)
+    assert report.files_downloaded == 1 and on_disk(tmp_path) == fake.files
+
+
+def test_overwrite_downloads_complete_files_again(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    run(fake, tmp_path)
+    report = run(fake, tmp_path, overwrite=True)
+    assert report.files_downloaded == 5 and report.files_skipped == 0
+
+
+def test_only_requested_types_are_asked_for(tmp_path: Path) -> None:
+    files = {"summary.csv": b"s", "results.csv": b"r"}
+    report = run(FakePlatform(files), tmp_path, types=("summary", "results"))
+    assert report.selected_types == ("summary", "results") and report.status == "success"
+
+
+def test_url_requests_hold_at_most_500_items(tmp_path: Path) -> None:
+    files = {f"artifacts/r{n}/out.txt": b"x" for n in range(501)}
+    fake = FakePlatform(files)
+    report = run(fake, tmp_path, types=("artifacts",))
+    assert report.files_downloaded == 501
+    assert fake.url_batches == [500, 1]
+
+
+def test_parallel_transfers_stay_within_jobs(tmp_path: Path) -> None:
+    files = {f"artifacts/r{n}/out.txt": b"x" * 10 for n in range(40)}
+    fake = FakePlatform(files, delay=0.005)
+    run(fake, tmp_path, types=("artifacts",), jobs=3)
+    assert fake.max_in_flight == 3
+
+
+def test_a_truncated_body_is_resumed_with_a_range_request(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"artifacts/r1/trajectory.json": ["truncate:1000"]})
+    report = run(fake, tmp_path)
+    assert report.status == "success" and on_disk(tmp_path) == fake.files
+    asked = [r for p, r in fake.file_requests if p == "artifacts/r1/trajectory.json"]
+    assert asked == [None, "bytes=1000-"]
+
+
+def test_a_dropped_connection_is_resumed_where_it_broke(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"results.csv": ["drop:4096"]})
+    report = run(fake, tmp_path)
+    assert report.status == "success" and on_disk(tmp_path) == fake.files
+    assert [r for p, r in fake.file_requests if p == "results.csv"] == [None, "bytes=4096-"]
+
+
+def test_a_burst_of_server_errors_is_retried(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"summary.csv": ["500", "500", "500"]})
+    report = run(fake, tmp_path)
+    assert report.status == "success" and on_disk(tmp_path) == fake.files
+
+
+def test_server_errors_that_never_stop_end_partial(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"summary.csv": ["500"] * 10})
+    report = run(fake, tmp_path)
+    assert report.status == "partial"
+    assert [(f.path, f.error) for f in report.files_failed] == [("summary.csv", "The download failed with HTTP 500.")]
+    assert not (run_dir(tmp_path) / "summary.csv").exists()
+    assert not any(p.name.endswith(".partial") for p in run_dir(tmp_path).iterdir())
+
+
+def test_an_expired_url_is_refreshed_once(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"logs.txt": ["403"]})
+    report = run(fake, tmp_path)
+    assert report.status == "success"
+    assert fake.url_batches == [5, 1]
+
+
+def test_a_url_refused_after_its_refresh_fails_the_file(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"logs.txt": ["403", "403"]})
+    report = run(fake, tmp_path)
+    assert report.status == "partial"
+    assert "refused (HTTP 403) even after" in report.files_failed[0].error
+
+
+def test_a_server_that_ignores_range_restarts_the_file(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"results.csv": ["truncate:100", "ignore-range"]})
+    report = run(fake, tmp_path)
+    assert report.status == "success" and on_disk(tmp_path) == fake.files
+
+
+def test_a_resume_answered_with_the_wrong_range_starts_over(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"results.csv": ["truncate:100", "bad-range"]})
+    report = run(fake, tmp_path)
+    assert report.status == "success" and on_disk(tmp_path) == fake.files
+    assert [r for p, r in fake.file_requests if p == "results.csv"] == [None, "bytes=100-", None]
+
+
+def test_a_body_longer_than_the_manifest_never_lands(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"summary.csv": ["long"] * 10})
+    report = run(fake, tmp_path)
+    assert report.status == "partial" and "more than the" in report.files_failed[0].error
+    assert not (run_dir(tmp_path) / "summary.csv").exists()
+
+
+def test_a_404_fails_the_file_without_retrying(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"summary.csv": ["404"]})
+    report = run(fake, tmp_path)
+    assert report.files_failed[0].error == "The download failed with HTTP 404."
+    assert [p for p, _ in fake.file_requests].count("summary.csv") == 1
+
+
+def test_a_partial_left_by_an_earlier_process_is_resumed(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    path = "artifacts/r1/trajectory.json"
+    data = fake.files[path]
+    folder = run_dir(tmp_path) / "artifacts" / "r1"
+    folder.mkdir(parents=True)
+    (folder / partial_name("trajectory.json", len(data), f"tok-{path}")).write_bytes(data[:30000])
+    report = run(fake, tmp_path)
+    assert report.status == "success" and on_disk(tmp_path) == fake.files
+    assert report.bytes_resumed == 30000
+    assert [r for p, r in fake.file_requests if p == path] == ["bytes=30000-"]
+
+
+def test_a_file_the_url_answer_omits_fails(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), omit={"logs.txt"})
+    report = run(fake, tmp_path)
+    assert [(f.path, f.error) for f in report.files_failed] == [("logs.txt", OMITTED)]
+
+
+def test_urls_never_appear_in_errors(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"summary.csv": ["drop:0"] * 10})
+    report = run(fake, tmp_path)
+    assert report.status == "partial" and "s3cr3t" not in report.model_dump_json()
+
+
+def test_a_complete_download_of_a_terminal_run_is_recorded(tmp_path: Path) -> None:
+    report = run(FakePlatform(sample_files()), tmp_path, types=("summary", "results"))
+    assert report.recorded_complete
+    assert types_on_disk(run_dir(tmp_path), RUN_ID) == {"summary", "results"}
+
+
+def test_a_running_run_downloads_a_snapshot_without_recording_it(tmp_path: Path) -> None:
+    report = run(FakePlatform(sample_files(), status="running"), tmp_path)
+    assert report.status == "success" and not report.recorded_complete
+    assert types_on_disk(run_dir(tmp_path), RUN_ID) == frozenset()
+
+
+def test_a_partial_download_is_not_recorded(tmp_path: Path) -> None:
+    report = run(FakePlatform(sample_files(), faults={"summary.csv": ["404"]}), tmp_path)
+    assert not report.recorded_complete and not (run_dir(tmp_path) / RECORD_FILE).exists()
+
+
+def test_the_report_is_json_ready(tmp_path: Path) -> None:
+    doc = json.loads(run(FakePlatform(sample_files()), tmp_path).model_dump_json())
+    assert doc["run"] == {"id": RUN_ID, "name": RUN_NAME}
+    assert doc["run_status"] == "finished" and doc["status"] == "success"
+    assert set(doc) >= {
+        "files_downloaded",
+        "files_skipped",
+        "files_failed",
+        "bytes_downloaded",
+        "total_files",
+        "total_bytes",
+    }
+
+
+def test_an_output_root_that_is_a_file_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "root").write_text("x")
+    with pytest.raises(DownloadError, match="is not a folder"):
+        run(FakePlatform(sample_files()), tmp_path / "root")
+
+
+def test_partials_of_an_older_version_are_removed_once_the_file_lands(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    folder = run_dir(tmp_path)
+    folder.mkdir(parents=True)
+    stale = folder / partial_name("logs.txt", 3, "tok-old")
+    stale.write_bytes(b"old")
+    run(fake, tmp_path)
+    assert not stale.exists() and on_disk(tmp_path) == fake.files
+
+
+def test_a_file_whose_manifest_token_changed_is_downloaded_again_at_the_same_size(tmp_path: Path) -> None:
+    fake = FakePlatform({"summary.csv": b"pass_at_1\n0.25\n"}, status="running")
+    run(fake, tmp_path, types=("summary",))
+    fake.files["summary.csv"] = b"pass_at_1\n0.75\n"
+    fake.manifest = [{"path": "summary.csv", "size": 15, "token": "finished-version"}]
+    fake.status = "finished"
+    report = run(fake, tmp_path, types=("summary",))
+    assert report.files_downloaded == 1 and (run_dir(tmp_path) / "summary.csv").read_bytes() == b"pass_at_1\n0.75\n"
+
+
+def test_a_file_we_did_not_write_follows_the_size_rule(tmp_path: Path) -> None:
+    folder = run_dir(tmp_path)
+    folder.mkdir(parents=True)
+    (folder / "summary.csv").write_bytes(b"x" * len(sample_files()["summary.csv"]))
+    report = run(FakePlatform(sample_files()), tmp_path, types=("summary",))
+    assert report.files_skipped == 1 and report.files_downloaded == 0

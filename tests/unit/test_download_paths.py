@@ -1,0 +1,171 @@
+"""`--type` parsing and manifest path screening (reconciler.outputs.paths)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reconciler.outputs.layout import TYPES
+from reconciler.outputs.paths import (
+    DUPLICATE,
+    NOT_REQUESTED,
+    OUTSIDE_LAYOUT,
+    SYMLINK,
+    TypeSelectionError,
+    parse_types,
+    partial_name,
+    screen,
+)
+
+ALL = TYPES
+
+
+def reasons(files: list[tuple[str, int, str | None]], run_dir: Path, types: tuple[str, ...] = ALL) -> dict[str, str]:
+    _, refused = screen(files, types, run_dir)
+    return {r.path: r.reason for r in refused}
+
+
+# --- --type ---------------------------------------------------------------------------------
+
+
+def test_type_default_is_summary_and_results() -> None:
+    assert parse_types(None) == ("summary", "results")
+
+
+def test_type_values_are_trimmed_lowercased_and_deduplicated_in_order() -> None:
+    assert parse_types(" Logs, summary ,LOGS") == ("logs", "summary")
+
+
+def test_type_all_means_every_type() -> None:
+    assert parse_types("ALL") == ("summary", "results", "artifacts", "logs")
+
+
+def test_type_all_cannot_be_combined() -> None:
+    with pytest.raises(TypeSelectionError, match="--type all cannot be combined"):
+        parse_types("all,logs")
+
+
+def test_type_unknown_values_are_named_with_the_choices() -> None:
+    with pytest.raises(TypeSelectionError, match=r"Unknown --type value\(s\): bogus, x\. Choose from: summary"):
+        parse_types("x,summary,bogus")
+
+
+def test_type_empty_item_is_refused() -> None:
+    with pytest.raises(TypeSelectionError, match="comma-separated list"):
+        parse_types("summary,,logs")
+
+
+def test_type_accepts_repeated_options() -> None:
+    assert parse_types(["summary", "results,logs"]) == ("summary", "results", "logs")
+
+
+# --- screening ------------------------------------------------------------------------------
+
+
+def test_layout_paths_are_accepted_with_their_types(tmp_path: Path) -> None:
+    files = [
+        ("summary.csv", 1, None),
+        ("results.csv", 2, "t"),
+        ("logs.txt", 3, None),
+        ("artifacts/r1/a/b.json", 4, None),
+    ]
+    accepted, refused = screen(files, ALL, tmp_path)
+    assert refused == []
+    assert [(a.path, a.type) for a in accepted] == [
+        ("summary.csv", "summary"),
+        ("results.csv", "results"),
+        ("logs.txt", "logs"),
+        ("artifacts/r1/a/b.json", "artifacts"),
+    ]
+    assert accepted[3].target == tmp_path / "artifacts" / "r1" / "a" / "b.json"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "",
+        "/etc/passwd",
+        "../x",
+        "artifacts/r1/../../x",
+        "a\\b",
+        "artifacts\\r1\\x",
+        "artifacts/r1//x",
+        "artifacts/./r1/x",
+        "artifacts/r1/x\x00",
+    ],
+)
+def test_unsafe_paths_are_outside_the_layout(tmp_path: Path, path: str) -> None:
+    assert reasons([(path, 1, None)], tmp_path)[path].startswith(OUTSIDE_LAYOUT)
+
+
+@pytest.mark.parametrize("path", ["weird.txt", "artifacts/x", "artifacts", "Summary.csv", "summary.csv/x", "logs/x/y"])
+def test_paths_outside_the_fixed_layout_are_refused(tmp_path: Path, path: str) -> None:
+    assert reasons([(path, 1, None)], tmp_path)[path].startswith(OUTSIDE_LAYOUT)
+
+
+def test_a_type_that_was_not_requested_is_refused(tmp_path: Path) -> None:
+    found = reasons([("logs.txt", 1, None), ("summary.csv", 1, None)], tmp_path, ("summary",))
+    assert found == {"logs.txt": f"{NOT_REQUESTED} (logs was not requested)."}
+
+
+def test_every_copy_of_a_repeated_path_is_refused(tmp_path: Path) -> None:
+    accepted, refused = screen([("summary.csv", 1, None), ("summary.csv", 2, None)], ALL, tmp_path)
+    assert accepted == []
+    assert [r.reason for r in refused] == [f"{DUPLICATE}.", f"{DUPLICATE}."]
+
+
+def test_paths_differing_only_in_case_are_refused(tmp_path: Path) -> None:
+    found = reasons([("artifacts/r/A.txt", 1, None), ("artifacts/r/a.txt", 1, None)], tmp_path)
+    assert set(found) == {"artifacts/r/A.txt", "artifacts/r/a.txt"}
+
+
+def test_a_file_that_is_another_files_folder_is_refused(tmp_path: Path) -> None:
+    found = reasons([("artifacts/r/x", 1, None), ("artifacts/r/x/y", 1, None)], tmp_path)
+    assert list(found) == ["artifacts/r/x"]
+
+
+def test_a_path_naming_another_files_partial_is_refused(tmp_path: Path) -> None:
+    sneaky = f"artifacts/r/{partial_name('x', 5, None)}"
+    found = reasons([("artifacts/r/x", 5, None), (sneaky, 1, None)], tmp_path)
+    assert list(found) == [sneaky]
+
+
+def test_a_symlinked_folder_leading_outside_is_refused(tmp_path: Path) -> None:
+    run_dir, outside = tmp_path / "run", tmp_path / "outside"
+    run_dir.mkdir()
+    outside.mkdir()
+    (run_dir / "artifacts").symlink_to(outside, target_is_directory=True)
+    found = reasons([("artifacts/r1/x.txt", 1, None), ("summary.csv", 1, None)], run_dir)
+    assert found == {"artifacts/r1/x.txt": f"{SYMLINK}."}
+
+
+def test_a_symlinked_file_leading_outside_is_refused(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "summary.csv").symlink_to(tmp_path / "elsewhere.csv")
+    assert reasons([("summary.csv", 1, None)], run_dir) == {"summary.csv": f"{SYMLINK}."}
+
+
+def test_a_symlink_that_stays_inside_the_run_folder_is_allowed(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    (run_dir / "real").mkdir(parents=True)
+    (run_dir / "artifacts").symlink_to(run_dir / "real", target_is_directory=True)
+    accepted, refused = screen([("artifacts/r1/x.txt", 1, None)], ALL, run_dir)
+    assert refused == [] and len(accepted) == 1
+
+
+def test_a_symlink_loop_is_refused(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "artifacts").symlink_to(run_dir / "artifacts")
+    assert reasons([("artifacts/r1/x.txt", 1, None)], run_dir) == {"artifacts/r1/x.txt": f"{SYMLINK}."}
+
+
+def test_partial_names_depend_on_the_manifest_entry() -> None:
+    assert partial_name("x.csv", 10, None) == partial_name("x.csv", 10, None)
+    assert partial_name("x.csv", 10, None) != partial_name("x.csv", 11, None)
+    assert partial_name("x.csv", 10, None) != partial_name("x.csv", 10, "tok")
+    assert partial_name("x.csv", 10, None).startswith(".x.csv.") and partial_name("x.csv", 10, None).endswith(
+        ".partial"
+    )
