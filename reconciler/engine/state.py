@@ -47,6 +47,8 @@ class State(BaseModel):
     markers: dict[str, Marker | None] = Field(default_factory=dict)
     benchmark_ids: dict[str, str] = Field(default_factory=dict)  # spec ref -> benchmark id
     rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> leaderboard digest
+    # generated file -> digest of the bytes last written, so a custom template's output is still ours to rewrite
+    generated: dict[str, str] = Field(default_factory=dict)
     intents: list[Intent] = Field(default_factory=list)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import csv
 import os
 import re
 import shutil
@@ -9,8 +11,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from reconciler.core import scoring
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -44,19 +49,85 @@ def ranked_rows(markdown: str) -> list[str]:
     return [line for line in markdown.splitlines() if re.match(r"^\| \d+", line)]
 
 
-def test_reconcile_wait_converges_downloads_and_writes_a_ranked_leaderboard(tmp_path: Path) -> None:
-    root = make_repo(tmp_path / "repo")
+@pytest.fixture(scope="module")
+def reconciled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
+    """The README's main job, once: `reconciler reconcile --wait` in a fresh clone."""
+    root = make_repo(tmp_path_factory.mktemp("reconciled") / "repo")
     started = time.monotonic()
     done = cli(root, "reconcile", "--wait")
-    elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stdout + done.stderr
+    return root, time.monotonic() - started
+
+
+def test_reconcile_wait_converges_within_a_minute_and_writes_a_ranked_leaderboard(
+    reconciled: tuple[Path, float],
+) -> None:
+    root, elapsed = reconciled
     assert elapsed < 60
     board = (root / "leaderboards/terminal-bench-2-1.md").read_text()
     assert len(ranked_rows(board)) >= 2
     assert (root / "leaderboards/terminal-bench-2-1.svg").read_text().startswith("<svg")
-    run_dirs = sorted(p.name for p in (root / ".osmosis/benchmarks").iterdir())
+
+
+def test_reconcile_downloads_what_each_spec_asks_for(reconciled: tuple[Path, float]) -> None:
+    root, _ = reconciled
+    run_dirs = sorted((root / ".osmosis/benchmarks").iterdir())
     assert len(run_dirs) == 3
-    assert all((root / ".osmosis/benchmarks" / d / "results.csv").is_file() for d in run_dirs)
+    for run_dir in run_dirs:
+        assert {p.name for p in run_dir.iterdir() if not p.name.startswith(".")} == {"summary.csv", "results.csv"}
+
+
+def test_the_leaderboard_recomputed_from_downloaded_results_agrees_with_the_platform(
+    reconciled: tuple[Path, float],
+) -> None:
+    root, _ = reconciled
+    platform_board = asyncio.run(leaderboard_of(root, "terminal-bench-2-1"))
+    assert len(platform_board) >= 2
+    for entry in platform_board:
+        results = root / ".osmosis/benchmarks" / entry["run"]["name"] / "results.csv"
+        outcomes: dict[str, list[bool]] = {}
+        with results.open(newline="") as fh:
+            for row in csv.DictReader(fh):
+                if (row["harness"], row["model"]) == (entry["harness"], entry["model"]):
+                    outcomes.setdefault(row["task_name"], []).append(row["outcome"] == "passed")
+        recomputed = scoring.pass_at_1(outcomes)
+        assert recomputed.value == pytest.approx(entry["pass_at_1"]["value"])
+        assert recomputed.ci_low == pytest.approx(entry["pass_at_1"]["ci_low"])
+        assert recomputed.ci_high == pytest.approx(entry["pass_at_1"]["ci_high"])
+
+
+def test_render_check_passes_when_current_and_fails_when_a_file_would_change(reconciled: tuple[Path, float]) -> None:
+    root, _ = reconciled
+    assert cli(root, "render", "--check").returncode == 0
+    board = root / "leaderboards/terminal-bench-2-1.md"
+    original = board.read_text()
+    board.write_text(original.replace("Ranked by", "Ranked (by hand) by"))
+    try:
+        done = cli(root, "render", "--check")
+        assert done.returncode == 1 and "would change" in done.stdout
+        assert board.read_text() != original  # --check wrote nothing
+    finally:
+        board.write_text(original)
+
+
+def test_a_repository_template_overrides_the_packaged_one(reconciled: tuple[Path, float]) -> None:
+    root, _ = reconciled
+    (root / "templates").mkdir(exist_ok=True)
+    (root / "templates/leaderboard.md.j2").write_text("{{ rows | length }} entrants\n")
+    try:
+        assert cli(root, "render").returncode == 0
+        assert (root / "leaderboards/terminal-bench-2-1.md").read_text().endswith("entrants\n")
+    finally:
+        (root / "templates/leaderboard.md.j2").unlink()
+        assert cli(root, "render").returncode == 0
+
+
+async def leaderboard_of(root: Path, ref: str) -> list[dict[str, Any]]:
+    from reconciler.osmosis.connect import connect
+
+    async with connect("local", root=root, token=None, workspace=None, git_identity=None) as client:
+        detail = await client.get_benchmark(ref)
+    return [dict(e) for e in detail.leaderboard]
 
 
 def test_a_second_reconcile_commit_makes_no_commit(tmp_path: Path) -> None:
