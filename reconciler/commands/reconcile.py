@@ -79,6 +79,8 @@ def command(
                 )
 
             done = commit()
+            for path in getattr(done, "ignored", ()):
+                click.echo(f"not committed: {path} is ignored by .gitignore", err=True)
             sha = getattr(done, "sha", None)
             click.echo(f"committed {sha[:10]}: {', '.join(done.paths)}" if sha else "nothing to commit")  # type: ignore[attr-defined]
             if push and sha:

@@ -17,6 +17,7 @@ class GitError(ReconcilerError):
 class CommitResult:
     sha: str | None  # None: nothing to commit
     paths: tuple[str, ...]
+    ignored: tuple[str, ...] = ()  # generated files .gitignore keeps out of git: left uncommitted, said so
 
 
 def _repo(root: Path):  # type: ignore[no-untyped-def]
@@ -52,9 +53,10 @@ def commit_paths(
     import git
 
     repo = _repo(root)
-    changed = changed_paths(root, paths)
+    ignored = ignored_paths(root, paths)
+    changed = [p for p in changed_paths(root, paths) if p not in ignored]
     if not changed:
-        return CommitResult(None, ())
+        return CommitResult(None, (), tuple(ignored))
     env = {
         "GIT_AUTHOR_NAME": author_name,
         "GIT_AUTHOR_EMAIL": author_email,
@@ -67,7 +69,19 @@ def commit_paths(
             repo.git.commit("-m", message, "--only", "--", *changed)
     except git.GitCommandError as exc:
         raise GitError(f"git commit failed: {exc.stderr.strip() or exc}") from None
-    return CommitResult(repo.head.commit.hexsha, tuple(changed))
+    return CommitResult(repo.head.commit.hexsha, tuple(changed), tuple(ignored))
+
+
+def ignored_paths(root: Path, paths: Sequence[str]) -> list[str]:
+    import git
+
+    if not paths:
+        return []
+    try:
+        out = _repo(root).git.check_ignore("--", *paths)
+    except git.GitCommandError:  # exit 1: none of them is ignored
+        return []
+    return sorted(set(out.splitlines()))
 
 
 def push_with_retry(

@@ -4,8 +4,7 @@ How a job runs here (a small stand-in for GitHub's runner):
 
 - The clone: this checkout's files (tracked and untracked-but-not-ignored, so uncommitted workflow
   edits are what is tested) are committed on `main` in a bare repository `origin.git`, which is
-  cloned to `work/`; the two lines of .gitignore that keep this checkout's demo output out of git
-  are dropped, so generated leaderboards are committed as in a scaffolded repository. `reconciler.toml` there says `platform = "local"`: the embedded platform
+  cloned to `work/`. `reconciler.toml` there says `platform = "local"`: the embedded platform
   runs in-process over `work/.osmosis/`, with no server.
 - Steps run in order, each as `bash --noprofile --norc -eo pipefail SCRIPT` (what `shell: bash`
   means on GitHub's Linux runners) in `work/`, with the workflow's, job's and step's `env:`.
@@ -51,7 +50,6 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 ACTION = ROOT / ".github" / "actions" / "reconcile" / "action.yml"
 REPO, PR = "acme/evals", 5
 EDITED_MODEL = "anthropic/claude-opus-4"
-DEMO_IGNORES = {"/leaderboards/", "/.reconciler/"}
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
@@ -225,9 +223,6 @@ def origin_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copy2(ROOT / rel, target)
     settings = (src / "reconciler.toml").read_text()
     assert re.search(r'^platform = "local"$', settings, re.MULTILINE), "the clone must run on the local platform"
-    # This checkout ignores its demo's generated files; a GitOps repository commits them (as `init` sets up).
-    ignore = src / ".gitignore"
-    ignore.write_text("".join(line for line in ignore.read_text().splitlines(True) if line.strip() not in DEMO_IGNORES))
     git(src, "init", "-q", "-b", "main")
     git(src, "add", "-A")
     git(src, "commit", "-q", "-m", "this repository")
