@@ -40,7 +40,7 @@ def command(
     platform changed since. A spec's config is never submitted twice: markers
     are looked up again right before each submit. Exit 1 when any action fails.
     """
-    from ..engine.lock import repository_lock
+    from ..engine.lock import project_lock
     from ..engine.operations import apply_plan, make_policy, read_plan_file
     from ..errors import PartialFailure, UsageError
     from ..render.apply_report import render_report, render_report_json
@@ -91,8 +91,7 @@ def command(
     from ..engine.rendering import renderer_for
     from ..outputs.download import downloader_for
 
-    lock_path = project.root / Path(project.settings.state_file).parent / "lock"
-    with repository_lock(lock_path, timeout=lock_timeout):
+    with project_lock(project, timeout=lock_timeout):
         result = run_async(
             apply_plan(
                 project,

@@ -39,9 +39,8 @@ def command(
     --commit commits exactly the generated files that changed. Silent when
     nothing changed; exit 1 when any step failed.
     """
-    from pathlib import Path
 
-    from ..engine.lock import repository_lock
+    from ..engine.lock import project_lock
     from ..engine.reconcile import reconcile
     from ..errors import PartialFailure, UsageError
     from ..settings import load_project
@@ -50,8 +49,7 @@ def command(
     if push and not commit_:
         raise UsageError("--push needs --commit")
     project = load_project()
-    lock_path = project.root / Path(project.settings.state_file).parent / "lock"
-    with repository_lock(lock_path, timeout=lock_timeout):
+    with project_lock(project, timeout=lock_timeout):
         result = run_async(
             reconcile(
                 project,

@@ -6,10 +6,16 @@ import fcntl
 import os
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from ..errors import LockedError
+from ..settings import Project
+
+
+def project_lock(project: Project, *, timeout: float = 0.0) -> AbstractContextManager[None]:
+    """The lock of one repository: `lock` beside the state file (git-ignored)."""
+    return repository_lock(project.root / Path(project.settings.state_file).parent / "lock", timeout=timeout)
 
 
 @contextmanager
