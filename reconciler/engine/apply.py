@@ -153,6 +153,10 @@ class Applier:
             return self._record(action, marker, existing[0], existing[1], benchmark_id, adopted=True)
 
         intent = Intent(spec_id=action.spec_id, fingerprint=action.fingerprint, benchmark_id=benchmark_id)
+        # an older intent for this config found no run in the fresh look-up above: it is replaced, not repeated
+        self.state.intents = [
+            i for i in self.state.intents if (i.spec_id, i.fingerprint) != (intent.spec_id, intent.fingerprint)
+        ]
         self.state.intents.append(intent)
         self.session.save_state()
         try:
