@@ -10,6 +10,7 @@ from ._common import platform_options
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+    from ..outputs.batch import BatchReport, Target
     from ..outputs.download import DownloadReport
 
 
@@ -62,15 +63,11 @@ def command(
         raise UsageError(str(exc)) from None
     output = output.expanduser() if output is not None else None
     project = load_project()
-    bar = _Bar() if stderr_is_tty() else None
     text = fmt == "text"
 
-    def report_line(target: object, report: DownloadReport | None, error: str | None) -> None:
+    def report_line(target: Target, report: DownloadReport | None, error: str | None) -> None:
         if not text:
             return
-        from ..outputs.batch import Target
-
-        assert isinstance(target, Target)
         if report is None:
             label = "skipped" if target.run is None and not target.error else "FAILED"
             click.echo(f"{target.label}: {label}: {error}")
@@ -82,7 +79,7 @@ def command(
         if report.bytes_resumed:
             click.echo(f"  resumed {human_bytes(report.bytes_resumed)} from interrupted transfers")
 
-    async def go() -> object:
+    async def go(bar: _Bar | None) -> BatchReport:
         from ..outputs.batch import download_command
 
         return await download_command(
@@ -98,14 +95,12 @@ def command(
             on_report=report_line,
         )
 
+    bar = _Bar() if stderr_is_tty() else None
     try:
-        batch = run_async(go())
+        batch = run_async(go(bar))
     finally:
         if bar is not None:
             bar.close()
-    from ..outputs.batch import BatchReport
-
-    assert isinstance(batch, BatchReport)
     if fmt == "json":
         click.echo(batch.model_dump_json(indent=2))
     elif not batch.runs and not batch.errors:

@@ -12,11 +12,13 @@ a queue of behaviours consumed one request at a time:
     "bad-range"      answer 206 with a Content-Range that does not start where asked
     "long"           send the file plus extra bytes
     "404"            answer 404
+    "gzip"           send the file gzip-compressed with Content-Encoding: gzip
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import re
 from collections.abc import AsyncIterator, Callable
@@ -148,6 +150,9 @@ class FakePlatform:
             headers["Content-Length"] = str(len(body))
         if fault and fault.startswith("drop:"):
             return httpx.Response(status, headers=headers, stream=_Stream(body[: int(fault.split(":")[1])], fail=True))
+        if fault == "gzip":
+            body = gzip.compress(body)
+            headers.update({"Content-Length": str(len(body)), "Content-Encoding": "gzip"})
         if fault == "long":
             body += b"EXTRA"
             headers["Content-Length"] = str(len(body))

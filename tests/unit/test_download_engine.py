@@ -287,3 +287,9 @@ def test_a_file_we_did_not_write_follows_the_size_rule(tmp_path: Path) -> None:
     (folder / "summary.csv").write_bytes(b"x" * len(sample_files()["summary.csv"]))
     report = run(FakePlatform(sample_files()), tmp_path, types=("summary",))
     assert report.files_skipped == 1 and report.files_downloaded == 0
+
+
+def test_a_compressed_answer_is_checked_and_stored_decoded(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), faults={"results.csv": ["gzip"]})
+    report = run(fake, tmp_path)
+    assert report.status == "success" and on_disk(tmp_path) == fake.files
