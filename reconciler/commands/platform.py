@@ -43,6 +43,13 @@ def command() -> None:
 @click.option(
     "--truncate-rate", default=0.0, type=click.FloatRange(0, 1), help="Fault: fraction of downloads cut short."
 )
+@click.option("--test-hooks", is_flag=True, help="Enable /_test routes (e.g. serve a hostile manifest for a run).")
+@click.option(
+    "--bench-artifacts",
+    default=None,
+    metavar="COUNT:SIZE",
+    help="Every run also carries COUNT artifacts of SIZE bytes.",
+)
 def serve(
     host: str,
     port: int,
@@ -54,6 +61,8 @@ def serve(
     error_rate: float,
     rate_limit: float | None,
     truncate_rate: float,
+    test_hooks: bool,
+    bench_artifacts: str | None,
 ) -> None:
     """Serve the local platform over HTTP until interrupted.
 
@@ -74,7 +83,16 @@ def serve(
         truncate_rate=truncate_rate,
         seed=seed,
     )
+    bulk = None
+    if bench_artifacts:
+        try:
+            count, size = (int(part) for part in bench_artifacts.split(":", 1))
+        except ValueError:
+            raise click.BadParameter("expected COUNT:SIZE, e.g. 2000:100000", param_hint="--bench-artifacts") from None
+        bulk = (count, size)
     run_server(
+        test_hooks=test_hooks,
+        bench_artifacts=bulk,
         host=host,
         port=port,
         db=db,

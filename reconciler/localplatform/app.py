@@ -9,6 +9,8 @@
 - `clock`: epoch seconds (default `time.time`); inject one to drive time in tests.
 - `faults`: latency, 5xx, 429 and truncated downloads (`faults.py`).
 
+The same app serves the web pages (`pages.py`) at the addresses the API's `platform_url`s name.
+
 Every response carries `X-Osmosis-Version-Status: current`; every error is JSON
 `{message, code, field?, issues?}`.
 """
@@ -28,7 +30,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from . import routes_benchmarks, routes_outputs, routes_runs, routes_secrets
+from . import pages, routes_benchmarks, routes_outputs, routes_runs, routes_secrets, testhooks
 from .api import ApiError, Platform, error_response
 from .faults import Faults, FaultsMiddleware
 from .outputs import OutputCache
@@ -97,6 +99,8 @@ def routes() -> list[Route]:
         Route(f"{base}/environment-secrets", routes_secrets.set_secret, methods=["POST"]),
         Route(f"{base}/environment-secrets", routes_secrets.delete_secret, methods=["DELETE"]),
         Route(f"{FILES_PREFIX}/{{run_id}}/{{path:path}}", routes_outputs.output_file, methods=["GET"]),
+        *pages.routes(),  # the web pages at the addresses `platform_url` names
+        *testhooks.routes(),  # answer 404 unless the app was started with test hooks
     ]
 
 
@@ -108,6 +112,8 @@ def create_app(
     speed: float = 600.0,
     clock: Callable[[], float] | None = None,
     faults: Faults | None = None,
+    test_hooks: bool = False,
+    bench_artifacts: tuple[int, int] | None = None,
 ) -> Starlette:
     if speed <= 0:
         raise ValueError(f"speed must be positive, got {speed}")
@@ -129,5 +135,6 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.platform = Platform(store, token, seed, speed, clock)
-    app.state.outputs = OutputCache()
+    app.state.outputs = OutputCache(extra=testhooks.bulk_artifacts(*bench_artifacts) if bench_artifacts else None)
+    app.state.test_hooks = testhooks.TestHooks(enabled=test_hooks)
     return app

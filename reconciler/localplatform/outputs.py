@@ -206,10 +206,11 @@ def artifacts(view: RunView) -> dict[str, bytes]:
 class OutputCache:
     """The last few generated file sets, keyed by (run, moment)."""
 
-    def __init__(self, size: int = 16) -> None:
+    def __init__(self, size: int = 16, extra: dict[str, bytes] | None = None) -> None:
         self._items: OrderedDict[tuple[str, float, bool], dict[str, bytes]] = OrderedDict()
         self._size = size
         self._lock = threading.Lock()
+        self._extra = extra or {}  # test hook: bulk artifacts every run carries (benchmarks)
 
     def files(self, view: RunView) -> dict[str, bytes]:
         """Every file of the run at the view's moment, in manifest order."""
@@ -224,6 +225,7 @@ class OutputCache:
             return cached
         files = {"summary.csv": summary_csv(view), "results.csv": results_csv(view), "logs.txt": logs_txt(view)}
         files.update(artifacts(view))
+        files.update(self._extra)
         with self._lock:
             self._items[key] = files
             while len(self._items) > self._size:

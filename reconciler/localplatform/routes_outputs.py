@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -19,6 +20,7 @@ from .outputs import OUTPUT_TYPES, OutputCache, path_type
 from .routes_runs import find_run
 from .runview import RunView
 from .signing import URL_LIFETIME_SECONDS, sign_url, verify
+from .testhooks import hook_file_url, hooks_of
 
 MAX_URL_BATCH = 500
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
@@ -73,6 +75,10 @@ async def manifest(request: Request) -> Response:
         view = _ready_view(ctx, request.path_params["ref"])
         wanted = _types(request)
         at = snapshot(view)
+        hostile = hooks_of(request).override(view.row.id)
+        if hostile is not None:  # test hook: list exactly what the test asked for
+            listed = [{"path": p, "size": n, "token": f"{at}:hook"} for p, n in hostile]
+            return ok({"files": listed, "totals": {"files": len(listed)}, "status": view.status})
         files = _cache(request).files(RunView(view.row, ctx.db, ctx.now, ctx.base, at=float(at)))
         chosen = [(path, content) for path, content in files.items() if path_type(path) in wanted]
         by_type = {t: {"files": 0, "bytes": 0} for t in wanted}
@@ -93,12 +99,16 @@ async def download_urls(request: Request) -> Response:
             raise ApiError(400, f"items must be a list of 1 to {MAX_URL_BATCH} files", "VALIDATION", field="items")
         view = _ready_view(ctx, request.path_params["ref"])
         current = snapshot(view)
-        out = []
+        out: list[dict[str, Any]] = []
         snapshots: dict[float, dict[str, bytes]] = {}
         key = platform_of(request).store.signing_key
+        hostile = {p: i for i, (p, _) in enumerate(hooks_of(request).override(view.row.id) or [])}
         for i, item in enumerate(items):
             path = item.get("path") if isinstance(item, dict) else None
             token = item.get("token") if isinstance(item, dict) else None
+            if isinstance(path, str) and path in hostile:
+                out.append({"path": path, "url": hook_file_url(ctx.base, view.row.id, hostile[path]), "token": token})
+                continue
             if not isinstance(path, str) or path_type(path) is None:
                 raise ApiError(400, f"items[{i}].path is not a run output path", "VALIDATION", field=f"items[{i}].path")
             at = token.split(":", 1)[0] if isinstance(token, str) and ":" in token else current

@@ -59,8 +59,12 @@ def serve(
     speed: float = 600.0,
     faults: Faults | None = None,
     out: TextIO | None = None,
+    test_hooks: bool = False,
+    bench_artifacts: tuple[int, int] | None = None,
 ) -> None:
-    app = create_app(db, token=token, seed=seed, speed=speed, faults=faults)
+    app = create_app(
+        db, token=token, seed=seed, speed=speed, faults=faults, test_hooks=test_hooks, bench_artifacts=bench_artifacts
+    )
     sock = bind(host, port)
     server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     stream = out or sys.stdout
