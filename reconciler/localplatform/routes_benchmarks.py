@@ -32,7 +32,7 @@ def find_benchmark(ctx: Context, ref: str) -> BenchmarkRow:
     raise ApiError(404, f"Benchmark not found: {ref}", "BENCHMARK_NOT_FOUND")
 
 
-def _rank_by(value: str) -> scoring.RankBy:
+def parse_rank_by(value: str) -> scoring.RankBy:
     for allowed in get_args(scoring.RankBy):
         if value == allowed:
             rank_by: scoring.RankBy = allowed
@@ -52,7 +52,7 @@ async def list_benchmarks(request: Request) -> Response:
 
 async def benchmark(request: Request) -> Response:
     with scoped(request) as ctx:
-        rank_by = _rank_by(request.query_params.get("rank_by") or "pass_at_1")
+        rank_by = parse_rank_by(request.query_params.get("rank_by") or "pass_at_1")
         row = find_benchmark(ctx, request.path_params["ref"])
         stats = ctx.db.benchmark_stats(ctx.ws, ctx.now).get(row.id)
         return ok(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -46,7 +48,7 @@ async def run(request: Request) -> Response:
         return ok(run_detail(find_run(ctx, request.path_params["ref"])))
 
 
-def _log_params(request: Request) -> tuple[int, str, int | None]:
+def log_params(request: Request) -> tuple[int, str, int | None]:
     raw_limit = request.query_params.get("limit") or "50"
     try:
         limit = int(raw_limit)
@@ -67,38 +69,44 @@ def _log_params(request: Request) -> tuple[int, str, int | None]:
     return limit, direction, position
 
 
+@dataclass(frozen=True)
+class LogPage:
+    """One page of a run's lifecycle events: entries[start:end] of `total`, oldest first."""
+
+    entries: list[dict[str, Any]]
+    start: int
+    end: int
+    total: int
+    next_cursor: str | None
+
+
+def log_page(view: RunView, limit: int, direction: str, position: int | None) -> LogPage:
+    """A cursor page of lifecycle events; no cursor + older = the newest page. Shared by the API and the pages."""
+    entries = events(view.schedule, view.task_names, view.attempts, view.now, view.stopped_at)
+    total = len(entries)
+    if position is not None and position > total:
+        raise ApiError(400, "cursor is past the end of this run's logs", "VALIDATION", field="cursor")
+    if direction == "older":
+        end = total if position is None else position
+        start = max(0, end - limit)
+        next_cursor = f"c{start}" if start > 0 else None
+    else:
+        start = 0 if position is None else position
+        end = min(total, start + limit)
+        next_cursor = f"c{end}" if end < total else None
+    shown = [
+        {"timestamp": view.iso(e.at), "level": e.level, "step": e.step, "message": e.message, "details": e.details}
+        for e in entries[start:end]
+    ]
+    return LogPage(shown, start, end, total, next_cursor)
+
+
 async def logs(request: Request) -> Response:
     """Cursor pages of lifecycle events, oldest first within a page; no cursor + older = newest page."""
     with scoped(request) as ctx:
-        limit, direction, position = _log_params(request)
-        view = find_run(ctx, request.path_params["ref"])
-        entries = events(view.schedule, view.task_names, view.attempts, view.now, view.stopped_at)
-        total = len(entries)
-        if position is not None and position > total:
-            raise ApiError(400, "cursor is past the end of this run's logs", "VALIDATION", field="cursor")
-        if direction == "older":
-            end = total if position is None else position
-            start = max(0, end - limit)
-            next_cursor = f"c{start}" if start > 0 else None
-        else:
-            start = 0 if position is None else position
-            end = min(total, start + limit)
-            next_cursor = f"c{end}" if end < total else None
-        return ok(
-            {
-                "logs": [
-                    {
-                        "timestamp": view.iso(e.at),
-                        "level": e.level,
-                        "step": e.step,
-                        "message": e.message,
-                        "details": e.details,
-                    }
-                    for e in entries[start:end]
-                ],
-                "next_cursor": next_cursor,
-            }
-        )
+        limit, direction, position = log_params(request)
+        found = log_page(find_run(ctx, request.path_params["ref"]), limit, direction, position)
+        return ok({"logs": found.entries, "next_cursor": found.next_cursor})
 
 
 async def stop(request: Request) -> Response:

@@ -15,7 +15,7 @@ from .store import SecretRow
 _SCOPES = {"all": ("workspace", "user"), "workspace": ("workspace",), "user": ("user",)}
 
 
-def _item(row: SecretRow) -> dict[str, Any]:
+def secret_item(row: SecretRow) -> dict[str, Any]:
     return {
         "id": row.id,
         "name": row.name,
@@ -57,7 +57,9 @@ async def list_secrets(request: Request) -> Response:
         if scope not in _SCOPES:
             raise ApiError(400, "scope must be all, workspace or user", "VALIDATION", field="scope")
         rows = ctx.db.secrets(ctx.ws, _SCOPES[scope])
-        body = page("environment_secrets", [_item(r) for r in rows[offset : offset + limit]], len(rows), limit, offset)
+        body = page(
+            "environment_secrets", [secret_item(r) for r in rows[offset : offset + limit]], len(rows), limit, offset
+        )
         body["platform_url"] = _url(ctx)
         return ok(body)
 
@@ -70,7 +72,7 @@ async def set_secret(request: Request) -> Response:
         if not isinstance(value, str) or not value:
             raise ApiError(400, "value must be a non-empty string", "VALIDATION", field="value")
         row, created = ctx.db.upsert_secret(ctx.ws, scope, name, value, ctx.now)
-        return ok({**_item(row), "platform_url": _url(ctx)}, status=201 if created else 200)
+        return ok({**secret_item(row), "platform_url": _url(ctx)}, status=201 if created else 200)
 
 
 async def delete_secret(request: Request) -> Response:

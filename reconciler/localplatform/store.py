@@ -218,6 +218,16 @@ class Session:
                     row = self._create_workspace(kind, name, now)
         return Workspace(row[0], row[1], row[2], bool(row[3]))
 
+    def workspaces(self) -> list[Workspace]:
+        """Every workspace, oldest first (the web pages default to the first)."""
+        rows = self.conn.execute("SELECT id, kind, name, benchmarks_enabled FROM workspaces ORDER BY id").fetchall()
+        return [Workspace(r[0], r[1], r[2], bool(r[3])) for r in rows]
+
+    def benchmark_workspace(self, benchmark_id: str) -> int | None:
+        """The id of the workspace holding the benchmark with this id (ids are unique across workspaces)."""
+        row = self.conn.execute("SELECT workspace_id FROM benchmarks WHERE id = ?", (benchmark_id,)).fetchone()
+        return int(row[0]) if row else None
+
     def _create_workspace(self, kind: str, name: str, now: float) -> tuple[int, str, str, int]:
         enabled = 0 if name.split("/")[-1] == NO_BENCHMARKS_WORKSPACE else 1
         cur = self.conn.execute(
