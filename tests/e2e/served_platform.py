@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -15,6 +11,8 @@ from typing import Any
 
 import httpx
 
+from tests.served_platform import served
+
 _SERVING = re.compile(r"serving on (http://\S+) token=(\S+)")
 
 
@@ -22,7 +20,6 @@ _SERVING = re.compile(r"serving on (http://\S+) token=(\S+)")
 class ServedPlatform:
     url: str
     token: str
-    process: subprocess.Popen[str]
 
     def api(self, workspace: str) -> httpx.Client:
         return httpx.Client(
@@ -48,33 +45,5 @@ class ServedPlatform:
 
 @contextmanager
 def serve_platform(tmp: Path, *, speed: float = 1.0, extra: tuple[str, ...] = ()) -> Iterator[ServedPlatform]:
-    cmd = [
-        sys.executable, "-m", "reconciler.cli", "platform", "serve",
-        "--port", "0", "--db", str(tmp / "platform.sqlite3"), "--speed", str(speed), "--token", "e2e-token", *extra,
-    ]  # fmt: skip
-    log = (tmp / "platform.log").open("w")
-    process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ})
-    try:
-        assert process.stdout is not None
-        deadline = time.monotonic() + 30
-        line = ""
-        while time.monotonic() < deadline:
-            line = process.stdout.readline()
-            match = _SERVING.search(line)
-            if match:
-                yield ServedPlatform(match.group(1), match.group(2), process)
-                return
-            if process.poll() is not None:
-                break
-        log.flush()
-        raise AssertionError(f"platform serve did not start: {line!r} {(tmp / 'platform.log').read_text()}")
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
-        log.close()
+    with served(tmp, "--speed", str(speed), "--token", "e2e-token", *extra) as (url, token):
+        yield ServedPlatform(url, token)

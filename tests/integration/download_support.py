@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,6 +14,7 @@ import httpx
 from reconciler.localplatform import Faults, create_app
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.retry import RetryPolicy
+from tests.served_platform import served
 
 EPOCH = 1_700_000_000.0
 ALL = ("summary", "results", "artifacts", "logs")
@@ -122,36 +121,8 @@ def on_disk(run_dir: Path) -> dict[str, bytes]:
 @contextmanager
 def served_platform(db: Path, *args: str) -> Iterator[tuple[str, str]]:
     """`reconciler platform serve --port 0` in a subprocess; yields (url, token)."""
-    token = "download-test-token"
-    cmd = [
-        sys.executable,
-        "-m",
-        "reconciler.cli",
-        "platform",
-        "serve",
-        "--port",
-        "0",
-        "--db",
-        str(db),
-        "--token",
-        token,
-    ]
-    proc = subprocess.Popen([*cmd, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("serving on "), (line, proc.stderr.read() if proc.stderr else "")
-        yield line.split()[2], token
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+    with served(db.parent / "serve", "--token", "download-test-token", *args, db=db) as address:
+        yield address
 
 
 def remote_client(url: str, token: str, retry: RetryPolicy = NO_WAIT) -> OsmosisClient:

@@ -10,12 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-import selectors
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +23,7 @@ from reconciler.localplatform import Faults, create_app
 from reconciler.localplatform.catalog import BY_KEY
 from reconciler.localplatform.inprocess import InProcessTransport
 from reconciler.localplatform.outputs import RESULTS_COLUMNS, SUMMARY_COLUMNS
+from tests.served_platform import served
 
 TOKEN = "contract-token"
 SEED = 7
@@ -80,39 +77,6 @@ class Target:
     def close(self) -> None:
         for client in self.clients:
             client.close()
-
-
-def _read_line(proc: subprocess.Popen[str], timeout: float) -> str:
-    assert proc.stdout is not None
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        if not sel.select(timeout):
-            raise TimeoutError("platform serve printed nothing")
-    return proc.stdout.readline()
-
-
-@contextmanager
-def served(workdir: Path, *extra: str) -> Iterator[tuple[str, str]]:
-    """`reconciler platform serve --port 0` in a subprocess: yields (url, token)."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    db = workdir / "platform.sqlite3"
-    cmd = [sys.executable, "-m", "reconciler.cli", "platform", "serve", "--port", "0", "--db", str(db), *extra]
-    with (workdir / "stderr.txt").open("w") as stderr:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=workdir)
-        try:
-            line = _read_line(proc, timeout=30)
-            match = re.match(r"serving on (\S+) token=(\S+)", line)
-            assert match, f"unexpected first line {line!r}"
-            yield match.group(1), match.group(2)
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            assert proc.stdout is not None
-            proc.stdout.close()
 
 
 @pytest.fixture(scope="module")
