@@ -31,7 +31,7 @@ import hashlib
 import hmac
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -182,7 +182,6 @@ class Page:
     remember: Workspace | None = None  # set the workspace cookie to this one
     title: str = ""
     nav: str = ""
-    cookies: dict[str, str] = field(default_factory=dict)
 
     @property
     def ctx(self) -> Context:

@@ -261,10 +261,11 @@ def result_detail(request: Request, ctx: Context, view: RunView, result_id: str)
         cache: OutputCache = request.app.state.outputs
         every = cache.files(RunView(view.row, ctx.db, ctx.now, ctx.base, at=float(at)))
         key = ctx.platform.store.signing_key
-        for path, content in every.items():
-            if path.startswith(f"artifacts/{result_id}/"):
-                files[path.split("/", 2)[2]] = content.decode()
-                links.append((path, sign_url(key, ctx.base, view.row.id, path, at, ctx.now)))
+        prefix = f"artifacts/{result_id}/"
+        mine = sorted((p for p in every if p.startswith(prefix)), key=lambda p: ("/verifier/" not in p, p))
+        for path in mine:  # the graded output first, then the conversation
+            files[path.removeprefix(prefix)] = every[path].decode()
+            links.append((path, sign_url(key, ctx.base, view.row.id, path, at, ctx.now)))
     name, category, difficulty = view.selection_tasks()[slot.task]
     return {
         "slot": slot,
