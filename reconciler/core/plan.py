@@ -28,9 +28,9 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from ..specs import rules
 from ..specs.diagnostics import Severity, dotted
 from ..specs.models import BenchmarkSpec, RunSpec
-from ..specs.run_config import HostedModel, RunConfig
+from .cost import Cost, agent_models, estimate_cost, is_full_run
 from .identity import canonical_json
-from .world import HAS_OUTPUTS, BenchmarkState, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus
+from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus
 
 PLAN_SCHEMA_VERSION = 1
 
@@ -48,17 +48,6 @@ class ActionKind(StrEnum):
 
 
 CHANGING = frozenset({ActionKind.SUBMIT, ActionKind.REPLACE, ActionKind.STOP, ActionKind.DOWNLOAD, ActionKind.RENDER})
-
-
-class Cost(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    tasks: int
-    agents: int
-    attempts_per_task: int
-    attempts: int
-    estimated_usd: float | None = None
-    estimate_complete: bool = False  # every agent had a cost history
 
 
 class Action(BaseModel):
@@ -146,56 +135,6 @@ def observed_digest(observed: Observed) -> str:
         "downloaded": sorted((k, sorted(v)) for k, v in observed.downloaded.items()),
     }
     return hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:16]
-
-
-# --- helpers ---------------------------------------------------------------------------------
-
-
-def agent_key(harness: str | None, model: str | None) -> str:
-    return f"{harness or ''}|{model or ''}"
-
-
-def agent_models(config: RunConfig, default_harness: str | None = None) -> list[str]:
-    keys = []
-    for agent in config.agents:
-        model = agent.model
-        name = f"{model.base_model}:{model.lora_model_name}" if isinstance(model, HostedModel) else model.model
-        keys.append(agent_key(agent.harness or default_harness, name))
-    return keys
-
-
-def is_full_run(config: RunConfig) -> bool:
-    t = config.tasks
-    return t is None or (t.task_set is None and not t.task_names and not t.categories)
-
-
-def resolve_task_count(config: RunConfig, bench: BenchmarkState) -> int:
-    """How many tasks the selection runs: a task set overrides names and categories, which add up."""
-    t = config.tasks
-    if is_full_run(config) or t is None:
-        return bench.task_count
-    if t.task_set is not None:
-        return bench.task_set_counts.get(t.task_set, 0)
-    names = set(t.task_names or [])
-    if bench.facts is not None and t.categories:
-        names |= {task.name for task in bench.facts.tasks if task.category in set(t.categories)}
-        return len(names)
-    return len(names) + sum(bench.category_counts.get(c, 0) for c in t.categories or [])
-
-
-def estimate_cost(config: RunConfig, bench: BenchmarkState) -> Cost:
-    tasks = resolve_task_count(config, bench)
-    per_agent = tasks * config.attempts_per_task
-    known = [bench.cost_per_task.get(k) for k in agent_models(config, bench.default_harness)]
-    priced = [c for c in known if c is not None]
-    return Cost(
-        tasks=tasks,
-        agents=len(config.agents),
-        attempts_per_task=config.attempts_per_task,
-        attempts=per_agent * len(config.agents),
-        estimated_usd=round(sum(c * per_agent for c in priced), 2) if priced else None,
-        estimate_complete=len(priced) == len(known),
-    )
 
 
 def _newest_first(runs: Iterable[ObservedRun]) -> list[ObservedRun]:

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..core.cost import agent_key
 from ..core.identity import Marker, canonical_json, read_marker
-from ..core.plan import agent_key
 from ..core.world import BenchmarkState, Desired, Observed, ObservedRun
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.core.plan import Action, ActionKind, Cost, Plan
+from reconciler.core.cost import Cost
+from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.github.comments import COMMENT_LIMIT, PLAN_MARKER, with_marker
 from reconciler.github.event import GitHubContext, PullRequestEvent
 from reconciler.github.publish import publish_plan

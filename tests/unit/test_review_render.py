@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from reconciler.core.plan import Action, ActionKind, Cost, Plan
+from reconciler.core.cost import Cost
+from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.render.plan_markdown import render_markdown
 from reconciler.render.review import render_review_markdown, render_review_text
 from reconciler.vcs.review import MISSING, FieldChange, Review, SpecChange
