@@ -69,6 +69,7 @@ def serve(
     server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     stream = out or sys.stdout
     stream.write(f"serving on {url_of(sock)} token={token}\n")
+    stream.write(f"pages: {url_of(sock)}/benchmarks?token={token}\n")
     stream.flush()
     try:
         server.run(sockets=[sock])
