@@ -71,7 +71,10 @@ def command(
             for name in result.adopted:
                 click.echo(f"adopted {name}: its submit was interrupted after the platform accepted it")
             click.echo(
-                render_text(result.plan, style=click.style if sys.stdout.isatty() else None, show_noop=False), nl=False
+                render_text(
+                    result.plan, style=click.style if sys.stdout.isatty() else None, show_noop=False, next_step=False
+                ),
+                nl=False,
             )
 
     def confirm(plan: object) -> bool:

@@ -73,7 +73,7 @@ def summary_line(plan: Plan) -> str:
     return text + "."
 
 
-def render_text(plan: Plan, *, style: Any = None, show_noop: bool = True) -> str:
+def render_text(plan: Plan, *, style: Any = None, show_noop: bool = True, next_step: bool = True) -> str:
     lines = [action_line(a, style) for a in plan.actions if show_noop or a.kind is not ActionKind.NOOP]
     if plan.unmanaged_runs:
         lines.append(
@@ -81,7 +81,8 @@ def render_text(plan: Plan, *, style: Any = None, show_noop: bool = True) -> str
         )
     lines.append(summary_line(plan))
     if plan.has_changes:
-        lines.append("Next: `reconciler apply` to carry this out.")
+        if next_step:
+            lines.append("Next: `reconciler apply` to carry this out.")
     else:
         lines.append("No changes: the platform matches the specs.")
     return "\n".join(lines) + "\n"
