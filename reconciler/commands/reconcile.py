@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import platform_options
+from ._common import platform_options, target_option
 
 
 @click.command("reconcile")
@@ -16,6 +16,10 @@ from ._common import platform_options
     "--commit", "commit_", is_flag=True, help="Commit the changed generated files (leaderboards, charts, state file)."
 )
 @click.option("--push", is_flag=True, help="Push the commit; a rejected push is retried by rebasing and re-rendering.")
+@target_option
+@click.option(
+    "--prune", is_flag=True, default=None, help="Stop owned runs whose spec was deleted (default: [apply] prune)."
+)
 @click.option("--allow-empty", is_flag=True, help="Accept a repository with no run specs even though it owns runs.")
 @click.option(
     "--lock-timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for another reconciler's lock."
@@ -26,6 +30,8 @@ def command(
     timeout: float,
     commit_: bool,
     push: bool,
+    targets: tuple[str, ...],
+    prune: bool | None,
     allow_empty: bool,
     lock_timeout: float,
     platform: str | None,
@@ -36,8 +42,9 @@ def command(
     Applies the plan as if --auto-approve (stopping orphans only when
     reconciler.toml sets [apply] prune = true), downloads what each spec's
     [reconcile] download list asks for, renders every leaderboard, and with
-    --commit commits exactly the generated files that changed. Silent when
-    nothing changed; exit 1 when any step failed.
+    --commit commits exactly the generated files that changed. With --target,
+    only those specs (for sharding the job by benchmark). Silent when nothing
+    changed; exit 1 when any step failed.
     """
 
     from ..engine.lock import project_lock
@@ -55,6 +62,8 @@ def command(
                 project,
                 wait=wait_,
                 timeout=timeout,
+                targets=targets,
+                prune=prune,
                 allow_empty=allow_empty,
                 platform=platform,
                 workspace=workspace,
@@ -84,7 +93,7 @@ def command(
             if push and sha:
 
                 def rerender() -> object:
-                    again = run_async(reconcile(project, platform=platform, workspace=workspace))
+                    again = run_async(reconcile(project, targets=targets, platform=platform, workspace=workspace))
                     result.rendered, result.generated = again.rendered, again.generated
                     return commit()
 

@@ -7,6 +7,7 @@ save the state file. Committing and pushing are the command's last steps (vcs).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..core.plan import ActionKind
@@ -43,6 +44,8 @@ async def reconcile(
     project: Project,
     *,
     wait: bool = False,
+    targets: Sequence[str] = (),
+    prune: bool | None = None,
     timeout: float = 3600.0,
     allow_empty: bool = False,
     platform: str | None = None,
@@ -52,7 +55,8 @@ async def reconcile(
     from ..outputs.download import downloader_for
 
     say = log if callable(log) else (lambda _msg: None)
-    policy = make_policy(project, (), project.settings.apply.prune, False)
+    prune = project.settings.apply.prune if prune is None else prune
+    policy = make_policy(project, targets, prune, False)
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
         first = await _plan_in(session, policy)
         refuse_sudden_empty(session, first.observed, allow_empty)
@@ -76,7 +80,7 @@ async def reconcile(
                 )
         if wait:
             interval = 0.5 if session.platform == LOCAL_PLATFORM else 5.0
-            await wait_in(session, (), timeout, interval)
+            await wait_in(session, targets, timeout, interval)
         second = await _plan_in(session, policy)
         downloads = None
         fetch = second.plan.model_copy(
@@ -86,7 +90,7 @@ async def reconcile(
             downloads = await Applier(session, second.observed, downloader=downloader_for(session)).run(fetch)
             for r in downloads.results:
                 say(f"{'ok  ' if r.ok else 'FAIL'} download {r.action.spec_id}: {r.message}")
-        rendered = await render_all(session, second.observed)
+        rendered = await render_all(session, second.observed)  # leaderboards show the platform: always all of them
         for o in rendered:
             for f in o.files:
                 say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
