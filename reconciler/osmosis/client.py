@@ -17,8 +17,11 @@ import asyncio
 import functools
 import logging
 import re
+import ssl
+import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 
@@ -55,6 +58,20 @@ _GIT_IDENTITY = re.compile(r"^[^/\s]+/[^/\s]+$")
 SecretScope = Literal["workspace", "user"]
 
 
+@dataclass(frozen=True)
+class DirectFetch:
+    """What a raw-socket fetcher needs to GET presigned URLs the way `open_presigned` does.
+
+    `hop_allowed(scheme, host, port)` is the rule every presigned hop follows (port None for the
+    scheme's default); `ssl_context()` builds a context verifying exactly as the httpx client
+    does (certifi, or SSL_CERT_FILE / SSL_CERT_DIR).
+    """
+
+    user_agent: str
+    hop_allowed: Callable[[str, str, int | None], bool]
+    ssl_context: Callable[[], ssl.SSLContext]
+
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -82,6 +99,7 @@ class OsmosisClient:
         self.base_url = normalize_base_url(base_url)
         if not allow_insecure:
             require_secure(self.base_url)
+        self._user_agent = user_agent
         self.scope = _scope_header(workspace, git_identity)
         self._session = Session(
             self.base_url,
@@ -93,14 +111,8 @@ class OsmosisClient:
             user_agent=user_agent,
             on_warning=on_warning or logger.warning,
         )
-        self._presigned = httpx.AsyncClient(
-            transport=transport,
-            timeout=httpx.Timeout(600.0, connect=30.0),
-            follow_redirects=True,
-            max_redirects=20,
-            headers={"User-Agent": user_agent, "Accept-Encoding": "identity"},
-            event_hooks={"request": [self._check_presigned_hop]},
-        )
+        self._transport = transport
+        self._presigned: httpx.AsyncClient | None = None  # built on first use: downloads may never need it
 
     def __repr__(self) -> str:
         return f"OsmosisClient(base_url={self.base_url!r}, {self.scope[0]}={self.scope[1]!r})"
@@ -115,7 +127,8 @@ class OsmosisClient:
 
     async def aclose(self) -> None:
         await self._session.aclose()
-        await self._presigned.aclose()
+        if self._presigned is not None:
+            await self._presigned.aclose()
 
     # --- benchmarks ---
 
@@ -200,6 +213,15 @@ class OsmosisClient:
     @property
     def http_client(self) -> httpx.AsyncClient:
         """The credential-free client behind `open_presigned` (no Authorization, no scope header)."""
+        if self._presigned is None:
+            self._presigned = httpx.AsyncClient(
+                transport=self._transport,
+                timeout=httpx.Timeout(600.0, connect=30.0),
+                follow_redirects=True,
+                max_redirects=20,
+                headers={"User-Agent": self._user_agent, "Accept-Encoding": "identity"},
+                event_hooks={"request": [self._check_presigned_hop]},
+            )
         return self._presigned
 
     @asynccontextmanager
@@ -217,18 +239,34 @@ class OsmosisClient:
         if headers and any(name.lower() == "authorization" for name in headers):
             raise ValueError("presigned fetches carry no Authorization header")
         try:
-            async with self._presigned.stream("GET", url, headers=headers) as response:
+            async with self.http_client.stream("GET", url, headers=headers) as response:
                 yield response
         except httpx.InvalidURL:
             raise ProtocolError("The platform returned an invalid download URL (<redacted URL>)") from None
         except httpx.RequestError as exc:
             raise PlatformUnreachable(f"Could not fetch <redacted URL>: {type(exc).__name__}") from exc
 
+    def direct_fetch(self) -> DirectFetch | None:
+        """How to fetch presigned URLs without httpx, or None when they must go through it.
+
+        None when a transport was injected (an in-process app, a mock: there is no network to
+        reach) or when the environment configures a proxy (httpx honours it; a raw socket would not).
+        """
+        if self._transport is not None or any(k in urllib.request.getproxies() for k in ("http", "https", "all")):
+            return None
+        return DirectFetch(
+            user_agent=self._user_agent, hop_allowed=self._presigned_hop_allowed, ssl_context=httpx.create_ssl_context
+        )
+
+    def _presigned_hop_allowed(self, scheme: str, host: str, port: int | None) -> bool:
+        if scheme == "https" or is_loopback(host):
+            return True
+        own = httpx.URL(self.base_url)
+        return (scheme, host, port) == (own.scheme, own.host, own.port)
+
     async def _check_presigned_hop(self, request: httpx.Request) -> None:
         url = request.url
-        own = httpx.URL(self.base_url)
-        same_origin = (url.scheme, url.host, url.port) == (own.scheme, own.host, own.port)
-        if url.scheme == "https" or is_loopback(url.host) or same_origin:
+        if self._presigned_hop_allowed(url.scheme, url.host, url.port):
             return
         raise ProtocolError(f"Refusing a download URL over {url.scheme} to {url.host}: only https is allowed")
 

@@ -7,9 +7,11 @@
     local plan                ─> a regular file whose size equals the manifest's is skipped
       │                          (unless overwrite, or we wrote it from an entry with another
       │                          token: reconciler.outputs.index); nothing pending = no URL request
-    POST download-urls        ─> batches of at most 500, requested as the transfers need them
+    POST download-urls        ─> batches of at most 500, each asked for while the one before is fetched
       │
-    GET each URL              ─> `jobs` transfers at once (reconciler.outputs.transfer)
+    GET each URL              ─> `jobs` transfers at once (reconciler.outputs.transfer), over
+      │                          raw keep-alive connections (reconciler.outputs.fastget) when
+      │                          the client allows it, else through open_presigned (httpx)
       │
     report                    ─> success when every requested file is on disk, else partial;
                                  a success for a terminal run is recorded (layout.record_complete)
@@ -29,8 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ReconcilerError
 from ..osmosis.errors import Conflict, NotFound, PlatformError
-from ..osmosis.models import PENDING_STATUSES, TERMINAL_STATUSES
+from ..osmosis.models import PENDING_STATUSES, TERMINAL_STATUSES, DownloadUrls
 from ..osmosis.retry import RetryPolicy
+from .fastget import FastGet
 from .index import is_current, load_index, save_index
 from .layout import TYPES, record_complete, run_dir_name
 from .paths import Accepted, TypeSelectionError, parse_types, regular_size, screen
@@ -225,13 +228,17 @@ async def _fetch_all(
             raise PlatformError(OMITTED)
         return match.url
 
+    # presigned GETs: raw keep-alive connections where possible, httpx (open_presigned) otherwise
+    direct = client.direct_fetch()
+    fast = FastGet(direct, client.open_presigned, max_idle=jobs) if direct is not None else None
     transfer = Transfer(
-        client.open_presigned,
+        fast.open if fast is not None else client.open_presigned,
         refresh,
         run_dir,
         retry=retry,
         overwrite=overwrite,
         on_bytes=progress.advance if progress is not None else None,
+        network_slots=jobs,
     )
     results: list[tuple[Accepted, Outcome]] = []
     queue: asyncio.Queue[tuple[Accepted, str] | None] = asyncio.Queue(maxsize=jobs)
@@ -241,23 +248,34 @@ async def _fetch_all(
         if progress is not None:
             progress.file_done(item.path, outcome.error)
 
-    workers = min(jobs, len(pending))
+    # twice as many workers as network slots: a file waiting for its fsync holds no slot
+    workers = min(2 * jobs, len(pending))
 
-    async def produce() -> None:
-        for batch in _batches(pending, URL_BATCH):
-            try:
-                urls = await client.get_download_urls(run_id, [(i.path, i.token) for i in batch])
-            except PlatformError as exc:
-                error = ROUTE_MISSING if isinstance(exc, NotFound) else redact_urls(exc.message)
+    async def ask(batch: Sequence[Accepted]) -> DownloadUrls | PlatformError:
+        try:
+            return await client.get_download_urls(run_id, [(i.path, i.token) for i in batch])
+        except PlatformError as exc:
+            return exc
+
+    async def produce(group: asyncio.TaskGroup) -> None:
+        batches = list(_batches(pending, URL_BATCH))
+        ahead = group.create_task(ask(batches[0]))
+        for n, batch in enumerate(batches):
+            urls = await ahead
+            if n + 1 < len(batches):  # the next batch is asked for while this one is fetched
+                ahead = group.create_task(ask(batches[n + 1]))
+            if isinstance(urls, PlatformError):
+                error = ROUTE_MISSING if isinstance(urls, NotFound) else redact_urls(urls.message)
                 for item in batch:
                     finish(item, Outcome(error=f"Could not get a download URL: {error}"))
                 continue
+            lookup = _UrlIndex(urls)
             for item in batch:
-                match = urls.match(item.path, item.token)
-                if match is None:
+                url = lookup.match(item.path, item.token)
+                if url is None:
                     finish(item, Outcome(error=OMITTED))
                 else:
-                    await queue.put((item, match.url))
+                    await queue.put((item, url))
         for _ in range(workers):
             await queue.put(None)
 
@@ -266,12 +284,36 @@ async def _fetch_all(
             item, url = job
             finish(item, await transfer.fetch(item, url))
 
-    async with asyncio.TaskGroup() as group:
-        group.create_task(produce())
-        for _ in range(workers):
-            group.create_task(work())
+    try:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(produce(group))
+            for _ in range(workers):
+                group.create_task(work())
+    finally:
+        transfer.close()
+        if fast is not None:
+            await fast.aclose()
     order = {item.path: n for n, item in enumerate(pending)}
     return sorted(results, key=lambda r: order[r[0].path])
+
+
+class _UrlIndex:
+    """`DownloadUrls.match` for a whole batch: the exact (path, token) pair first, else a unique
+    path; built once, so a batch of 500 costs 500 look-ups instead of 500 scans."""
+
+    def __init__(self, urls: DownloadUrls) -> None:
+        self._exact: dict[tuple[str, str | None], str] = {}
+        self._by_path: dict[str, list[str]] = {}
+        for item in urls.items:
+            self._exact.setdefault((item.path, item.token), item.url)
+            self._by_path.setdefault(item.path, []).append(item.url)
+
+    def match(self, path: str, token: str | None) -> str | None:
+        exact = self._exact.get((path, token))
+        if exact is not None:
+            return exact
+        same_path = self._by_path.get(path, [])
+        return same_path[0] if len(same_path) == 1 else None
 
 
 def _batches(items: Sequence[Accepted], size: int) -> Iterator[Sequence[Accepted]]:

@@ -24,8 +24,10 @@ folder segment by segment, so the destination is always inside it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -38,6 +40,7 @@ NOT_REQUESTED = "Manifest path is outside the requested types"
 DUPLICATE = "Manifest path is a duplicate path"
 SYMLINK = "Manifest path crosses a local symlink that leads outside the run folder"
 PARTIAL_SUFFIX = ".partial"
+_CONTROL = re.compile(r"[\x00-\x1f]")
 
 
 class TypeSelectionError(ValueError):
@@ -75,6 +78,12 @@ def partial_name(name: str, size: int, token: str | None) -> str:
     return f".{name}.{key}{PARTIAL_SUFFIX}"
 
 
+@functools.lru_cache(maxsize=256)
+def partial_pattern(name: str) -> re.Pattern[str]:
+    """Matches the partial-file names of every version of the file `name`."""
+    return re.compile(rf"^\.{re.escape(name)}\.[0-9a-f]{{8}}{re.escape(PARTIAL_SUFFIX)}$")
+
+
 @dataclass(frozen=True)
 class Accepted:
     path: str  # as the manifest wrote it
@@ -83,9 +92,13 @@ class Accepted:
     token: str | None
     target: Path  # run folder / segments
 
-    @property
+    @functools.cached_property
+    def folder(self) -> Path:
+        return self.target.parent
+
+    @functools.cached_property
     def partial(self) -> Path:
-        return self.target.with_name(partial_name(self.target.name, self.size, self.token))
+        return self.folder / partial_name(self.target.name, self.size, self.token)
 
 
 @dataclass(frozen=True)
@@ -102,7 +115,7 @@ def layout_problem(path: str) -> str | None:
         return f"{OUTSIDE_LAYOUT} (absolute path)."
     if "\\" in path:
         return f"{OUTSIDE_LAYOUT} (backslash in path)."
-    if "\x00" in path or any(ord(c) < 0x20 for c in path):
+    if _CONTROL.search(path):
         return f"{OUTSIDE_LAYOUT} (control character in path)."
     segments = path.split("/")
     if any(s in ("", ".", "..") for s in segments):
@@ -112,26 +125,37 @@ def layout_problem(path: str) -> str | None:
     return None
 
 
-def escapes(run_dir: Path, segments: Sequence[str]) -> bool:
+def escapes(run_dir: Path, segments: Sequence[str], seen: dict[str, bool | None] | None = None) -> bool:
     """True when joining `segments` onto `run_dir` passes through a symlink leading outside it.
 
     Only what is on disk now can redirect a write; components that do not exist yet will be
-    created by us as plain folders, so they are never links.
+    created by us as plain folders, so they are never links. `seen` carries what was learnt
+    about each prefix across calls (True: leads out; False: missing, so nothing below can;
+    None: exists and stays inside), so a manifest costs one lstat per distinct folder.
     """
-    root = run_dir.resolve()
-    current = run_dir
+    memo: dict[str, bool | None] = {} if seen is None else seen
+    current = os.fspath(run_dir)
     for segment in segments:
-        current = current / segment
-        if current.is_symlink():
-            try:
-                resolved = current.resolve()
-            except (OSError, RuntimeError):  # a loop, or a link we may not follow
-                return True
-            if resolved != root and root not in resolved.parents:
-                return True
-        elif not current.exists():
-            return False
+        current = os.path.join(current, segment)  # noqa: PTH118 - str keys: cheaper than Path objects, per file
+        verdict = memo[current] if current in memo else memo.setdefault(current, _prefix_verdict(run_dir, current))
+        if verdict is not None:
+            return verdict
     return False
+
+
+def _prefix_verdict(run_dir: Path, current: str) -> bool | None:
+    try:
+        mode = os.lstat(current).st_mode
+    except OSError:
+        return False  # missing: we create the rest as plain folders
+    if not stat.S_ISLNK(mode):
+        return None
+    root = run_dir.resolve()
+    try:
+        resolved = Path(current).resolve()
+    except (OSError, RuntimeError):  # a loop, or a link we may not follow
+        return True
+    return None if resolved == root or root in resolved.parents else True
 
 
 def screen(
@@ -147,7 +171,8 @@ def screen(
     for path, _size, _token in entries:
         counts[path] = counts.get(path, 0) + 1
         folded.setdefault(path.casefold(), set()).add(path)
-    valid = {p for p in counts if layout_problem(p) is None}
+    problems = {p: layout_problem(p) for p in counts}
+    valid = {p for p, problem in problems.items() if problem is None}
     folders = {"/".join(p.split("/")[:i]) for p in valid for i in range(1, p.count("/") + 1)}
     partials = {
         f"{p.rpartition('/')[0]}/{partial_name(p.rpartition('/')[2], size, token)}".lstrip("/")
@@ -157,8 +182,9 @@ def screen(
 
     accepted: list[Accepted] = []
     refused: list[Refused] = []
+    seen: dict[str, bool | None] = {}
     for path, size, token in entries:
-        reason = layout_problem(path)
+        reason = problems[path]
         kind = category(path) if reason is None else None
         if reason is None and kind not in wanted:
             reason = f"{NOT_REQUESTED} ({kind} was not requested)."
@@ -169,7 +195,7 @@ def screen(
         if reason is None and (path in folders or path in partials):
             reason = f"{DUPLICATE} (another manifest path needs this name)."
         segments = path.split("/")
-        if reason is None and escapes(run_dir, segments):
+        if reason is None and escapes(run_dir, segments, seen):
             reason = f"{SYMLINK}."
         if reason is not None:
             refused.append(Refused(path=path, reason=reason))

@@ -9,9 +9,13 @@
    `Content-Range: bytes <n>-<size-1>/<size>`, otherwise a 200 restarts the file from byte 0
    and any other 206 is discarded and the file requested again from 0.
 2. The body streams into the partial chunk by chunk (memory stays flat in the file size);
-   more bytes than the manifest lists is an error.
-3. A complete partial is fsynced and renamed over the target. Each folder is checked once,
-   right after it is created, to still resolve inside the run folder.
+   more bytes than the manifest lists is an error. At most `network_slots` files are on the
+   network at once (when set); step 3 holds no slot.
+3. A complete partial is fsynced (on one of FSYNC_THREADS threads, as fsync waits for the
+   disk: reconciler.outputs.lanes) and then renamed over the target. Each folder is created
+   once and checked right then to still resolve inside the run folder. A folder that already
+   existed is listed once; partials of other versions of a file found there are removed when
+   the file lands, unless another process holds them.
 
 Failures, per file:
 
@@ -28,8 +32,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import functools
 import os
 import re
+import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,22 +44,33 @@ from typing import Protocol
 
 from ..osmosis.errors import PlatformError, PlatformUnreachable
 from ..osmosis.retry import RetryPolicy, parse_retry_after
-from .paths import PARTIAL_SUFFIX, Accepted, inside
+from .lanes import Lane
+from .paths import PARTIAL_SUFFIX, Accepted, inside, partial_pattern
 
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
+FSYNC_THREADS = 2  # fsyncs in flight at once; each thread syncs what is queued in turn
+RELEASE_CACHE_UP_TO = 1 << 20  # files up to this size leave the page cache once durable (_make_durable)
 MAX_REQUESTS = 64  # per file, whatever happens: a hard stop for servers that trickle forever
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 FILE_RETRY = RetryPolicy(max_attempts=4, base_delay=0.5, max_delay=8.0, max_total_seconds=120.0)
+_fadvise = getattr(os, "posix_fadvise", None)
+_DONTNEED: int = getattr(os, "POSIX_FADV_DONTNEED", 4)
+_OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+)\s*$", re.IGNORECASE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 
 
 class Headers(Protocol):
     def get(self, key: str, /) -> str | None: ...
+
+
+Chunk = bytes | memoryview
+"""A piece of a body. A memoryview may be reused by its source once the next chunk is asked
+for (reconciler.outputs.fastget hands out views of its receive buffer): write it before then."""
 
 
 class Response(Protocol):
@@ -64,9 +82,9 @@ class Response(Protocol):
     @property
     def headers(self) -> Headers: ...
 
-    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+    def aiter_bytes(self) -> AsyncIterator[Chunk]: ...
 
-    def aiter_raw(self) -> AsyncIterator[bytes]: ...
+    def aiter_raw(self) -> AsyncIterator[Chunk]: ...
 
 
 class Opener(Protocol):
@@ -122,6 +140,7 @@ class Transfer:
         retry: RetryPolicy = FILE_RETRY,
         overwrite: bool = False,
         on_bytes: Callable[[int], None] | None = None,
+        network_slots: int | None = None,
     ) -> None:
         self.open_url = open_url
         self.refresh = refresh
@@ -129,40 +148,61 @@ class Transfer:
         self.retry = retry
         self.overwrite = overwrite
         self.on_bytes = on_bytes or (lambda n: None)
-        self._folders: set[Path] = set()
+        self._network = asyncio.Semaphore(network_slots) if network_slots else None
+        self._syncing = Lane(threads=FSYNC_THREADS, name="fsync")
+        self._root = os.fspath(run_dir)
+        self._folders: set[str] = set()  # created and checked
+        self._partials: dict[str, set[str]] = {}  # folder -> names of the partials it held when first seen
 
     async def fetch(self, item: Accepted, url: str) -> Outcome:
         outcome = Outcome()
         try:
-            fd, kept = self._open(item)  # metadata calls: cheaper inline than a thread hop (measured)
+            # inline: measured faster than on a thread, where GIL hand-offs cost more than the
+            # event loop gains from not waiting for mkdir and open
+            fd, kept = self._open(item)
         except _Fail as failed:
             outcome.error = failed.reason
             return outcome
         except OSError as exc:
             outcome.error = f"Could not create {item.path}: {exc.strerror or exc}"
             return outcome
+        closed = False
         try:
             outcome.resumed = kept
             self.on_bytes(kept)
-            await self._loop(item, url, fd, outcome)
+            if self._network is None:
+                await self._loop(item, url, fd, kept, outcome)
+            else:
+                async with self._network:
+                    await self._loop(item, url, fd, kept, outcome)
             if outcome.error is None:
-                # fsync can take long on a slow disk: a thread keeps the other transfers going
-                await asyncio.to_thread(self._land, fd, item)
+                durable = functools.partial(_make_durable, fd, item.size <= RELEASE_CACHE_UP_TO)
+                try:
+                    await self._syncing.run(durable, discard=lambda _: os.close(fd))
+                except asyncio.CancelledError:
+                    closed = True  # the lane closes it once the fsync is over
+                    raise
+                _land(item, self._stale(item))
         except _Fail as failed:
             outcome.error = failed.reason
         except OSError as exc:
             outcome.error = f"Could not write {item.path}: {exc.strerror or exc}"
         finally:
-            os.close(fd)
+            if not closed:
+                os.close(fd)
         if outcome.error is not None and _size(item.partial) == 0:
             with contextlib.suppress(OSError):
                 item.partial.unlink()
         return outcome
 
+    def close(self) -> None:
+        """Let the lane threads exit (call once every fetch has returned)."""
+        self._syncing.close()
+
     def _open(self, item: Accepted) -> tuple[int, int]:
         """The partial, opened and locked; and how many of its bytes can be resumed."""
-        self._folder(item.target.parent)
-        fd = os.open(item.partial, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        self._folder(item.folder)
+        fd = os.open(item.partial, _OPEN_FLAGS, 0o644)
         try:
             if fcntl is not None:
                 try:
@@ -178,40 +218,66 @@ class Transfer:
             raise
         return fd, kept
 
-    @staticmethod
-    def _land(fd: int, item: Accepted) -> None:
-        """Durable, then in place: fsync the complete partial and rename it over the target.
-
-        Partials of older versions of the same file (another size or token) are removed
-        then, unless another process holds them.
-        """
-        os.fsync(fd)
-        item.partial.replace(item.target)
-        for stale in stale_partials(item.target):
-            _remove_unless_locked(stale)
-
     def _folder(self, folder: Path) -> None:
         """Create a file's folder once, and check it still resolves inside the run folder.
 
         The manifest screen already refused paths through symlinks leading out; this catches
-        a link that appeared since, before the first byte is written under it.
+        a link that appeared since, before the first byte is written under it. Folders are
+        checked from the run folder down: a real folder (not a symlink) in a checked folder is
+        inside too (one lstat); a symlink is resolved in full. (Paths are strings here: this
+        runs once per file, and pathlib's objects cost more than the system calls.)
         """
-        if folder in self._folders:
-            return
-        folder.mkdir(parents=True, exist_ok=True)
-        if not inside(self.run_dir, folder / "_"):
-            raise _Fail("The destination moved outside the run folder during the download.")
-        self._folders.add(folder)
+        path = os.fspath(folder)
+        if path not in self._folders:
+            self._make_folder(path)
 
-    async def _loop(self, item: Accepted, url: str, fd: int, outcome: Outcome) -> None:
+    def _make_folder(self, path: str) -> None:
+        parent = os.path.dirname(path)  # noqa: PTH120 - a str path: see _folder
+        if path == self._root or parent == path:
+            Path(path).mkdir(parents=True, exist_ok=True)
+            created = False
+            if not inside(self.run_dir, Path(path, "_")):
+                raise _Fail("The destination moved outside the run folder during the download.")
+        else:
+            if parent not in self._folders:
+                self._make_folder(parent)
+            try:
+                os.mkdir(path)  # noqa: PTH102 - a str path: see _folder
+                created = True
+            except FileExistsError:
+                created = False
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                if not inside(self.run_dir, Path(path, "_")):
+                    raise _Fail("The destination moved outside the run folder during the download.")
+            elif not stat.S_ISDIR(mode):
+                raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path)
+        self._folders.add(path)
+        if not created:  # a folder we just made holds nothing yet
+            self._partials[path] = _partial_names(path)
+
+    def _stale(self, item: Accepted) -> list[Path]:
+        """Partials of other versions of the item (another size or token) found in its folder."""
+        names = self._partials.get(os.fspath(item.folder))
+        if not names:
+            return []
+        own = item.partial.name
+        pattern = partial_pattern(item.target.name)
+        found = [name for name in names if name != own and pattern.match(name)]
+        names.difference_update(found)
+        return [item.folder / name for name in found]
+
+    async def _loop(self, item: Accepted, url: str, fd: int, kept: int, outcome: Outcome) -> None:
         clock = self.retry.clock
         refreshed = False
         failures = 0
         since = clock()
-        for _ in range(MAX_REQUESTS):
-            before = os.fstat(fd).st_size
+        before = kept
+        for attempt in range(MAX_REQUESTS):
+            if attempt:
+                before = os.fstat(fd).st_size
             try:
-                await self._once(item, url, fd, outcome)
+                await self._once(item, url, fd, before, outcome)
                 return
             except _Expired:
                 if refreshed:
@@ -246,8 +312,7 @@ class Transfer:
         os.ftruncate(fd, 0)
         outcome.resumed = 0
 
-    async def _once(self, item: Accepted, url: str, fd: int, outcome: Outcome) -> None:
-        offset = os.fstat(fd).st_size
+    async def _once(self, item: Accepted, url: str, fd: int, offset: int, outcome: Outcome) -> None:
         if offset == item.size and item.size > 0:
             return  # a previous attempt got every byte; only the rename was missing
         headers = {"Range": f"bytes={offset}-"} if offset > 0 else None
@@ -270,7 +335,6 @@ class Transfer:
                         offset = 0
                 else:
                     raise _Fail(f"The download failed with HTTP {status}.")
-                os.lseek(fd, offset, os.SEEK_SET)
                 written = offset
                 # sizes are of decoded bytes; with no content coding the raw stream is the same, for less work
                 coding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
@@ -280,7 +344,7 @@ class Transfer:
                         raise _Retry(
                             f"The server sent more than the {item.size} bytes the manifest lists.", restart=True
                         )
-                    _write_all(fd, chunk)
+                    _write_all(fd, chunk, written)
                     written += len(chunk)
                     outcome.received += len(chunk)
                     self.on_bytes(len(chunk))
@@ -292,14 +356,32 @@ class Transfer:
             raise _Retry(f"The download ended after {written} of {item.size} bytes.")
 
 
-def stale_partials(target: Path) -> list[Path]:
-    """Partial files left beside `target` by downloads of other versions of it."""
-    pattern = re.compile(rf"^\.{re.escape(target.name)}\.[0-9a-f]{{8}}{re.escape(PARTIAL_SUFFIX)}$")
+def _land(item: Accepted, stale: list[Path]) -> None:
+    """In place (the partial is durable already): rename it over the target; then remove
+    partials of other versions of the file, unless another process holds them."""
+    os.replace(item.partial, item.target)  # noqa: PTH105 - Path.replace builds a Path to return, per file
+    for path in stale:
+        _remove_unless_locked(path)
+
+
+def _make_durable(fd: int, release: bool) -> None:
+    """fsync; then, for a small file, drop its (now clean) pages from the page cache, so the
+    next files reuse them at once. Measured on a 2-core VM: 2,000 files of 100 kB were written
+    with a fifth of the kernel time into recycled pages than into fresh ones; for files of
+    25 MB releasing cost more than it saved. A hint: its failure does not matter."""
+    os.fsync(fd)
+    if release and _fadvise is not None:
+        with contextlib.suppress(OSError):
+            _fadvise(fd, 0, 0, _DONTNEED)
+
+
+def _partial_names(folder: str) -> set[str]:
+    """The names of the partial files in a folder."""
     try:
-        with os.scandir(target.parent) as entries:
-            return [target.parent / e.name for e in entries if pattern.match(e.name)]
+        with os.scandir(folder) as entries:
+            return {entry.name for entry in entries if entry.name.endswith(PARTIAL_SUFFIX)}
     except OSError:
-        return []
+        return set()
 
 
 def _remove_unless_locked(path: Path) -> None:
@@ -325,11 +407,12 @@ def _range_matches(value: str | None, offset: int, size: int) -> bool:
     return first == offset and last == size - 1 and total == size
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: Chunk, offset: int) -> None:
+    """All of `data` at `offset` (pwrite: the file position is never used)."""
     view = memoryview(data)
     while view:
-        n = os.write(fd, view)
-        view = view[n:]
+        n = os.pwrite(fd, view, offset)
+        view, offset = view[n:], offset + n
 
 
 def _size(path: Path) -> int | None:

@@ -2,17 +2,20 @@
 
     .venv/bin/python tests/perf/bench_download.py [--files 2000] [--size 100000] [--jobs 8] [--rounds 2]
 
-1. Serves the local platform with `reconciler platform serve --port 0` on 127.0.0.1, in a
-   subprocess whose run outputs are padded: every run gets `--files` extra artifacts
-   (`artifacts/bench-NNNN/blob.bin`, `--size` bytes each, deterministic bytes). The local
-   platform has no hook for large artifacts yet, so the subprocess replaces its OutputCache
-   class before the command starts (see SHIM); everything else is the shipped server.
+1. Serves the local platform with `reconciler platform serve --port 0 --bench-artifacts
+   FILES:SIZE` on 127.0.0.1, in a subprocess: every run also carries `--files` artifacts
+   (`artifacts/bench-NNNNN/blob.bin`, `--size` bytes each, deterministic bytes).
 2. Submits one small run and waits until it has finished.
 3. Asks for the artifacts' manifest and presigned URLs, and writes a curl config file.
 4. For each round: `curl --parallel --parallel-max JOBS` fetches every URL into a fresh folder;
    then our engine (`reconciler download RUN --type artifacts --jobs JOBS`, as a subprocess)
-   does the same. Wall time gives MB/s (decimal MB); peak RSS comes from wait4's rusage.
-   Our engine's own Python peak is also measured in-process with tracemalloc.
+   does the same, then download_run in this process. Wall time gives MB/s (decimal MB); peak
+   RSS comes from wait4's rusage; our engine's own Python peak is measured in-process with
+   tracemalloc (one more run). Before each timed run the page cache is flushed (`sync`,
+   untimed): curl leaves its 200 MB dirty for the kernel to write back later, which would
+   otherwise happen during the next turn. Nothing is deleted until the end: deleting
+   thousands of files makes the next file creations slower on some filesystems (ext4 without
+   a journal skips inodes deleted in the last minute), which would tax whoever runs next.
 5. Memory flat in file size: the same total is fetched again as `--files/250` files of
    250x the size, and peak RSS is printed for both shapes.
 
@@ -25,7 +28,6 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,44 +39,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-SHIM = r"""
-import os, random, sys
-from reconciler.localplatform import app as app_module
-from reconciler.localplatform.outputs import OutputCache
-
-COUNT = int(os.environ["BENCH_FILES"])
-SIZE = int(os.environ["BENCH_SIZE"])
-_BLOBS = {}
-
-def blob(i):
-    if i not in _BLOBS:
-        _BLOBS[i] = random.Random(i).randbytes(SIZE)
-    return _BLOBS[i]
-
-class PaddedCache(OutputCache):
-    def files(self, view):
-        files = super().files(view)
-        if "artifacts/bench-0000/blob.bin" not in files:
-            for i in range(COUNT):
-                files[f"artifacts/bench-{i:04d}/blob.bin"] = blob(i)
-        return files
-
-app_module.OutputCache = PaddedCache
-from reconciler.cli import main
-sys.argv = ["reconciler", *sys.argv[1:]]
-main()
-"""
-
 TOKEN = "bench-token"
 TIME = "/usr/bin/time"  # GNU time, for the peak RSS of a child process
 
 
 def start_server(db: Path, files: int, size: int) -> tuple[subprocess.Popen[str], str]:
-    env = dict(os.environ, BENCH_FILES=str(files), BENCH_SIZE=str(size))
     cmd = [
         sys.executable,
-        "-c",
-        SHIM,
+        "-m",
+        "reconciler.cli",
         "platform",
         "serve",
         "--port",
@@ -85,8 +58,10 @@ def start_server(db: Path, files: int, size: int) -> tuple[subprocess.Popen[str]
         TOKEN,
         "--speed",
         "1000000",
+        "--bench-artifacts",
+        f"{files}:{size}",
     ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     if not line.startswith("serving on "):
@@ -106,8 +81,8 @@ def stop(proc: subprocess.Popen[str]) -> None:
         proc.stdout.close()
 
 
-async def prepare(url: str, config: Path, out: Path) -> tuple[str, int, int]:
-    """Submit a run, wait for it, write the curl config; returns (run name, files, bytes)."""
+async def prepare(url: str) -> tuple[str, list[tuple[str, str]], int]:
+    """Submit a run and wait for it; returns (run name, [(URL, path)], bytes)."""
     from reconciler.osmosis.client import OsmosisClient
     from tests.integration.download_support import payload
 
@@ -117,25 +92,30 @@ async def prepare(url: str, config: Path, out: Path) -> tuple[str, int, int]:
             await asyncio.sleep(0.05)
         manifest = await client.get_manifest(run.id, ["artifacts"])
         files = list(manifest.files)
-        lines = []
+        pairs = []
         for start in range(0, len(files), 500):
             batch = files[start : start + 500]
             urls = await client.get_download_urls(run.id, [(f.path, f.token) for f in batch])
             for f in batch:
                 match = urls.match(f.path, f.token)
                 assert match is not None
-                lines.append(f'url = "{match.url}"\noutput = "{out / f.path}"\n')
-        config.write_text("".join(lines))
-        return run.name, len(files), sum(f.size for f in files)
+                pairs.append((match.url, f.path))
+        return run.name, pairs, sum(f.size for f in files)
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, float]:
+def curl_config(pairs: list[tuple[str, str]], out: Path, config: Path) -> Path:
+    config.write_text("".join(f'url = "{url}"\noutput = "{out / path}"\n' for url, path in pairs))
+    return config
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, int, float]:
     """(seconds, peak RSS in kB, CPU seconds) of one child process, measured by /usr/bin/time.
 
     GNU time forks the command itself, so the peak is the command's own: a child forked
     straight from this Python process would report Python's resident set as its peak.
     """
     marker = "__bench_time__"
+    os.sync()  # nobody's dirty pages are written back on this command's time
     started = time.perf_counter()
     done = subprocess.run(
         [TIME, "-f", f"{marker} %M %U %S", *cmd],
@@ -143,7 +123,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-        cwd=ROOT,
+        cwd=cwd,
     )
     seconds = time.perf_counter() - started
     if done.returncode != 0:
@@ -165,17 +145,16 @@ async def engine_in_process(url: str, run: str, out: Path, jobs: int, *, traced:
     from reconciler.osmosis.client import OsmosisClient
     from reconciler.outputs.download import download_run
 
-    shutil.rmtree(out, ignore_errors=True)
     async with OsmosisClient(url, token=TOKEN, workspace="bench") as client:
         if traced:
             tracemalloc.start()
+        os.sync()
         started = time.perf_counter()
         report = await download_run(client, run=run, types=["artifacts"], output_root=out, output_dir=out, jobs=jobs)
         seconds = time.perf_counter() - started
         peak = tracemalloc.get_traced_memory()[1] if traced else 0
         tracemalloc.stop()
     assert report.status == "success", report.files_failed[:3]
-    shutil.rmtree(out, ignore_errors=True)
     return seconds, peak
 
 
@@ -183,51 +162,27 @@ def measure(files: int, size: int, jobs: int, rounds: int, work: Path) -> dict[s
     db = work / f"platform-{files}.sqlite3"
     server, url = start_server(db, files, size)
     try:
-        config = work / "curl.cfg"
-        curl_out = work / "curl-out"
-        run, count, total = asyncio.run(prepare(url, config, curl_out))
+        run, pairs, total = asyncio.run(prepare(url))
+        count = len(pairs)
+        # the CLI runs in an empty project folder (no specs to load), on this checkout's code
         env = dict(os.environ, OSMOSIS_PLATFORM_URL=url, OSMOSIS_TOKEN=TOKEN, OSMOSIS_WORKSPACE="bench")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         project = work / "project"
         project.mkdir(exist_ok=True)
-        ours_out = work / "ours-out"
-        curl_cmd = [
-            "curl",
-            "--parallel",
-            "--parallel-max",
-            str(jobs),
-            "--create-dirs",
-            "-sS",
-            "--fail",
-            "-K",
-            str(config),
-        ]
-        ours_cmd = [
-            sys.executable,
-            "-m",
-            "reconciler.cli",
-            "download",
-            run,
-            "--type",
-            "artifacts",
-            "--jobs",
-            str(jobs),
-            "--output",
-            str(ours_out),
-        ]
-        curl_runs, ours_runs = [], []
-        for _ in range(rounds):
-            shutil.rmtree(curl_out, ignore_errors=True)
-            curl_runs.append(timed(curl_cmd))
+        curl_runs, ours_runs, inproc_runs = [], [], []
+        for n in range(rounds):
+            curl_out, ours_out, inproc_out = (work / f"{tool}-{n}" for tool in ("curl", "ours", "inproc"))
+            config = curl_config(pairs, curl_out, work / f"curl-{n}.cfg")
+            curl_cmd = ["curl", "--parallel", "--parallel-max", str(jobs), "--create-dirs", "-sS", "--fail"]
+            curl_runs.append(timed([*curl_cmd, "-K", str(config)]))
             check(curl_out, count, total)
-            shutil.rmtree(ours_out, ignore_errors=True)
-            ours_runs.append(timed(ours_cmd, env))
+            ours_cmd = [sys.executable, "-m", "reconciler.cli", "download", run, "--type", "artifacts"]
+            ours_runs.append(timed([*ours_cmd, "--jobs", str(jobs), "--output", str(ours_out)], env, project))
             check(ours_out, count, total)
-        inproc_seconds = min(
-            asyncio.run(engine_in_process(url, run, work / "inproc", jobs, traced=False))[0] for _ in range(rounds)
-        )
-        _, traced_peak = asyncio.run(engine_in_process(url, run, work / "inproc", jobs, traced=True))
-        for folder in (curl_out, ours_out):
-            shutil.rmtree(folder, ignore_errors=True)
+            inproc_runs.append(asyncio.run(engine_in_process(url, run, inproc_out, jobs, traced=False))[0])
+            check(inproc_out, count, total)
+        inproc_seconds = min(inproc_runs)
+        _, traced_peak = asyncio.run(engine_in_process(url, run, work / "traced", jobs, traced=True))
     finally:
         stop(server)
     best_curl = min(curl_runs)

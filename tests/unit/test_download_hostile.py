@@ -6,6 +6,8 @@ import asyncio
 import os
 from pathlib import Path
 
+import httpx
+
 from reconciler.outputs.download import DownloadReport, download_run
 from reconciler.outputs.layout import run_dir_name
 from reconciler.outputs.paths import DUPLICATE, NOT_REQUESTED, OUTSIDE_LAYOUT, SYMLINK
@@ -107,3 +109,34 @@ def test_a_manifest_with_only_refused_paths_asks_for_no_urls(tmp_path: Path) -> 
     report = download(fake, tmp_path)
     assert report.status == "partial" and len(report.files_failed) == 2
     assert fake.url_batches == [] and list(tmp_path.iterdir()) == []
+
+
+def test_a_symlink_that_appears_during_the_download_is_not_followed_out(tmp_path: Path) -> None:
+    root = tmp_path / "benchmarks"
+    run_dir = root / run_dir_name(RUN_NAME, RUN_ID)
+    (tmp_path / "outside").mkdir()
+    files = {"artifacts/r1/a.txt": b"a", "artifacts/r2/b.txt": b"b", "artifacts/r3/c.txt": b"c"}
+    fake = FakePlatform(files)
+
+    answer = fake.handle
+
+    async def plant(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/download-urls"):  # after screening, before any folder is made
+            (run_dir / "artifacts").mkdir(parents=True, exist_ok=True)
+            (run_dir / "artifacts" / "r2").symlink_to(tmp_path / "outside", target_is_directory=True)
+            (run_dir / "artifacts" / "r3").symlink_to(run_dir / "artifacts" / "r1", target_is_directory=True)
+        return await answer(request)
+
+    fake.handle = plant  # type: ignore[method-assign]
+
+    async def go() -> DownloadReport:
+        async with fake.client() as client:
+            return await download_run(
+                client, run=RUN_NAME, types=("artifacts",), output_root=root, retry=FAST_RETRY, jobs=1
+            )
+
+    report = asyncio.run(go())
+    failed = {f.path: f.error for f in report.files_failed}
+    assert set(failed) == {"artifacts/r2/b.txt"} and "outside the run folder" in failed["artifacts/r2/b.txt"]
+    assert list((tmp_path / "outside").iterdir()) == []
+    assert (run_dir / "artifacts" / "r1" / "c.txt").read_bytes() == b"c"  # through a link that stays inside
