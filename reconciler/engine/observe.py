@@ -59,7 +59,7 @@ def benchmark_state(ref: str, detail: BenchmarkDetail) -> BenchmarkState:
         task_names=frozenset(t.name for t in b.tasks),
         default_harness=b.default_harness,
         required_secret_names=tuple(b.required_secret_names),
-        facts=facts if b.tasks else facts.model_copy(update={"tasks": ()}),
+        facts=facts,
         cost_per_task=costs,
         leaderboard_digest=hashlib.sha256(canonical_json(detail.leaderboard).encode()).hexdigest()[:16],
     )
