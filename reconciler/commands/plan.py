@@ -157,7 +157,7 @@ def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
     from ..render.diagnostics import render_text
     from ..specs.loader import discover, load_specs
 
-    result = load_specs(discover([project.specs_path]), project.root, project.settings.specs_dir)
+    result = load_specs(discover([project.existing_specs_path()]), project.root, project.settings.specs_dir)
     if not result.errors:
         return
     click.echo(render_text(result, github_annotations=True), nl=False)

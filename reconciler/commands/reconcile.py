@@ -56,6 +56,7 @@ def command(
     if push and not commit_:
         raise UsageError("--push needs --commit")
     project = load_project()
+    project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
     with project_lock(project, timeout=lock_timeout):
         result = run_async(
             reconcile(
