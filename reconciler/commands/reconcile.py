@@ -24,6 +24,7 @@ from ._common import platform_options, target_option
 @click.option(
     "--lock-timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for another reconciler's lock."
 )
+@click.option("-v", "--verbose", is_flag=True, help="Also list the generated files that did not change.")
 @platform_options
 def command(
     wait_: bool,
@@ -36,6 +37,7 @@ def command(
     lock_timeout: float,
     platform: str | None,
     workspace: str | None,
+    verbose: bool,
 ) -> None:
     """Converge, download, render and (optionally) commit: the scheduled job.
 
@@ -44,7 +46,7 @@ def command(
     [reconcile] download list asks for, renders every leaderboard, and with
     --commit commits exactly the generated files that changed. With --target,
     only those specs (for sharding the job by benchmark). Silent when nothing
-    changed; exit 1 when any step failed.
+    changed (-v lists unchanged files too); exit 1 when any step failed.
     """
 
     from ..engine.lock import project_lock
@@ -69,6 +71,7 @@ def command(
                 platform=platform,
                 workspace=workspace,
                 log=click.echo,
+                verbose=verbose,
             )
         )
         if commit_:

@@ -51,7 +51,9 @@ async def reconcile(
     platform: str | None = None,
     workspace: str | None = None,
     log: object = None,
+    verbose: bool = False,
 ) -> ReconcileResult:
+    """One pass of the scheduled job; `log` hears every change (and, when verbose, every unchanged file)."""
     from ..outputs.download import downloader_for
 
     say = log if callable(log) else (lambda _msg: None)
@@ -92,7 +94,7 @@ async def reconcile(
                 say(f"{'ok  ' if r.ok else 'FAIL'} download {r.action.spec_id}: {r.message}")
         rendered = await render_all(session, second.observed)  # leaderboards show the platform: always all of them
         for o in rendered:
-            for f in o.files:
+            for f in (f for f in o.files if verbose or f in o.changed):
                 say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
         session.save_state()
         generated = sorted({f for o in rendered for f in o.files} | {project.settings.state_file})
