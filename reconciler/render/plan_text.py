@@ -88,6 +88,16 @@ def render_text(plan: Plan, *, style: Any = None, show_noop: bool = True, next_s
     return "\n".join(lines) + "\n"
 
 
+def fresh_local_note(plan: Plan) -> str:
+    """Why apply will not touch the leaderboards a fresh clone carries; empty when it has none to render."""
+    if not any(a.kind is ActionKind.RENDER for a in plan.actions):
+        return ""
+    return (
+        "Note: the local platform is fresh (no runs yet), so apply keeps the leaderboards already in the repository;"
+        " they change once runs finish (`reconciler render` rewrites them now).\n"
+    )
+
+
 def plan_document(plan: Plan) -> dict[str, Any]:
     """The versioned JSON form (`schema_version`), stable for machines and for `apply PLAN.json`."""
     doc = plan.model_dump(mode="json")
