@@ -93,8 +93,8 @@ def fresh_local_note(plan: Plan) -> str:
     if not any(a.kind is ActionKind.RENDER for a in plan.actions):
         return ""
     return (
-        "Note: the local platform is fresh (no runs yet), so apply keeps the leaderboards already in the repository;"
-        " they change once runs finish (`reconciler render` rewrites them now).\n"
+        "Note: the local platform is fresh (no runs yet), so its leaderboards are empty; apply leaves the"
+        " leaderboard files already in the repository as they are (`reconciler render` rewrites them).\n"
     )
 
 

@@ -195,8 +195,8 @@ def test_plan_lists_specs_in_sync_only_with_show_noop(converged: Path) -> None:
 
 
 FRESH_NOTE = (
-    "Note: the local platform is fresh (no runs yet), so apply keeps the leaderboards already in the repository;"
-    " they change once runs finish (`reconciler render` rewrites them now)."
+    "Note: the local platform is fresh (no runs yet), so its leaderboards are empty; apply leaves the"
+    " leaderboard files already in the repository as they are (`reconciler render` rewrites them)."
 )
 
 
@@ -224,3 +224,10 @@ def test_render_on_a_fresh_clone_still_writes_what_the_platform_shows(tmp_path: 
     done = run(clone, "render")
     assert done.returncode == 0, done.stderr
     assert "No eligible runs yet" in (clone / "leaderboards/hle.md").read_text()
+
+
+def test_apply_on_a_fresh_local_platform_still_writes_leaderboards_the_repository_lacks(tmp_path: Path) -> None:
+    assert run(tmp_path, "init", "evals").returncode == 0
+    done = run(tmp_path / "evals", "apply", "--auto-approve")
+    assert done.returncode == 0, done.stderr
+    assert "No eligible runs yet" in (tmp_path / "evals/leaderboards/terminal-bench-2-1.md").read_text()
