@@ -35,7 +35,7 @@ def empty_dir(tmp_path: Path) -> Path:
     return work
 
 
-@pytest.mark.parametrize("command", ["validate", "plan", "apply", "status", "reconcile"])
+@pytest.mark.parametrize("command", ["validate", "plan", "apply", "status", "wait", "render", "reconcile"])
 def test_without_reconciler_toml_a_command_names_the_file_and_init(empty_dir: Path, command: str) -> None:
     done = run(empty_dir, command)
     assert done.returncode == 1
