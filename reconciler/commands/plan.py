@@ -6,15 +6,18 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import EXIT_CODES_HELP
 from ._common import platform_options, target_option
 
 if TYPE_CHECKING:
+    from ..core.plan import Plan
+    from ..errors import ExitCode
     from ..github.event import GitHubContext
     from ..settings import Project
     from ..vcs.review import Review
 
 
-@click.command("plan")
+@click.command("plan", epilog=EXIT_CODES_HELP)
 @target_option
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 @click.option(
@@ -23,7 +26,9 @@ if TYPE_CHECKING:
     help="Save the plan as JSON for `reconciler apply PLAN.json`.",
 )
 @click.option(
-    "--detailed-exitcode", is_flag=True, help="Exit 0 when nothing changes, 2 when changes are pending, 1 on error."
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 0 when nothing changes, 2 when changes are pending, 3 when any action is blocked, 1 on error.",
 )
 @click.option("--prune", is_flag=True, help="Plan to stop owned runs whose spec was deleted.")
 @click.option("--allow-protected", is_flag=True, help="Plan to stop or replace runs of protected specs.")
@@ -104,7 +109,7 @@ def command(
             _publish_failure(github, exc)
         raise
     plan = result.plan
-    exitcode = ExitCode.CHANGES_PENDING if detailed_exitcode and plan.has_changes else ExitCode.OK
+    exitcode = _exitcode(plan) if detailed_exitcode else ExitCode.OK
     if out is not None:
         from ..engine.operations import write_plan_file
 
@@ -127,7 +132,15 @@ def command(
         click.echo(render_markdown(plan, repo_root=project.root, show_noop=show_noop, review=review_md), nl=False)
     else:
         style = click.style if sys.stdout.isatty() else None
-        click.echo(render_text(plan, style=style, show_noop=show_noop or len(plan.actions) <= 20), nl=False)
+        click.echo(
+            render_text(
+                plan,
+                style=style,
+                show_noop=show_noop or len(plan.actions) <= 20,
+                apply_command=apply_command(targets, prune=prune, allow_protected=allow_protected),
+            ),
+            nl=False,
+        )
         if review is not None:
             from ..render.review import render_review_text
 
@@ -149,6 +162,27 @@ def command(
         click.echo(sticky.describe(github.pull_request.number), err=True)
     if exitcode != ExitCode.OK:
         raise SystemExit(exitcode)
+
+
+def _exitcode(plan: Plan) -> ExitCode:
+    """Blocked wins over pending: a pipeline must not turn green while a spec cannot be applied."""
+    from ..errors import ExitCode
+
+    if plan.blocked:
+        return ExitCode.BLOCKED
+    return ExitCode.CHANGES_PENDING if plan.has_changes else ExitCode.OK
+
+
+def apply_command(targets: tuple[str, ...], *, prune: bool, allow_protected: bool) -> str:
+    """The `apply` that carries out this plan: the same flags, or apply would plan something else."""
+    import shlex
+
+    words = ["reconciler", "apply"]
+    words += ["--prune"] if prune else []
+    words += ["--allow-protected"] if allow_protected else []
+    for target in targets:
+        words += ["--target", target]
+    return shlex.join(words)
 
 
 def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:

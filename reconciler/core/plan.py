@@ -102,6 +102,12 @@ class Plan(BaseModel):
         costs = [a.cost.estimated_usd for a in self.actions if a.paid and a.cost and a.cost.estimated_usd is not None]
         return round(sum(costs), 2) if costs else None
 
+    @property
+    def blocked(self) -> tuple[str, ...]:
+        """The specs (or runs) with an action that cannot be carried out: never "no changes" while any remain."""
+        names = (a.spec_id or a.run_name or "" for a in self.actions if a.kind is ActionKind.BLOCKED)
+        return tuple(dict.fromkeys(names))
+
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for a in self.actions:
