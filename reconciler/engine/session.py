@@ -12,6 +12,7 @@ from ..core.identity import fingerprint
 from ..core.world import Desired, DesiredRun, Observed
 from ..errors import SpecError
 from ..osmosis.client import OsmosisClient
+from ..safe_paths import writable_path
 from ..settings import LOCAL_PLATFORM, Project, resolve_platform
 from ..specs.loader import LoadResult, discover, load_specs
 from .observe import observe
@@ -61,7 +62,7 @@ class Session:
         return observed
 
     def save_state(self) -> bool:
-        return save_state(self.state_path, self.state)
+        return save_state(writable_path(self.project.root, self.project.settings.state_file), self.state)
 
 
 def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:
