@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from ..specs import rules
 from ..specs.diagnostics import Severity, dotted
-from ..specs.models import BenchmarkSpec, RunSpec
+from ..specs.models import BenchmarkSpec, LeaderboardTable, RunSpec
 from .cost import Cost, agent_models, estimate_cost, is_full_run
 from .identity import canonical_json
 from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus
@@ -405,16 +405,25 @@ class _Planner:
         bench = self.observed.benchmarks.get(b.benchmark.ref)
         if bench is None:
             return []
-        if self.observed.rendered.get(b.id) == bench.leaderboard_digest:
+        wanted = render_digest(bench.leaderboard_digest, b.leaderboard, self.observed.templates_digest)
+        if self.observed.rendered.get(b.id) == wanted:
             return []
         return [
             Action(
                 kind=ActionKind.RENDER,
                 spec_id=b.id,
                 benchmark=b.benchmark.ref,
-                reason=f"leaderboard changed; render {b.leaderboard.output}",
+                reason=f"leaderboard, [leaderboard] settings or templates changed; render {b.leaderboard.output}",
             )
         ]
+
+
+def render_digest(leaderboard_digest: str, table: LeaderboardTable, templates_digest: str) -> str:
+    """Everything a rendered leaderboard depends on: the platform's standings, the spec's
+    [leaderboard] table (rank_by, scope, output, chart, name) and the templates. The state file
+    records it after each render; a render is planned exactly when it differs."""
+    doc = {"leaderboard": leaderboard_digest, "table": table.model_dump(mode="json"), "templates": templates_digest}
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:16]
 
 
 def plan(desired: Desired, observed: Observed, policy: Policy | None = None) -> Plan:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.identity import canonical_json
-from ..core.plan import Action
+from ..core.plan import Action, render_digest
 from ..core.world import Observed
 from ..errors import ReconcilerError
 from ..files import write_if_changed
@@ -17,6 +17,7 @@ from ..render.markers import begin_marker, replace_block
 from ..safe_paths import UnsafePathError, is_ours, writable_path
 from ..specs.models import BenchmarkSpec
 from .apply import ActionResult
+from .render_inputs import templates_digest
 from .session import Session
 
 
@@ -113,7 +114,8 @@ async def render_spec(session: Session, spec: BenchmarkSpec, observed: Observed,
         if not check:
             session.state.generated[rel] = content_digest(content)
     if not check:
-        session.state.rendered[spec.id] = hashlib.sha256(canonical_json(detail.leaderboard).encode()).hexdigest()[:16]
+        standings = hashlib.sha256(canonical_json(detail.leaderboard).encode()).hexdigest()[:16]
+        session.state.rendered[spec.id] = render_digest(standings, lb, templates_digest(root))
     return outcome
 
 
