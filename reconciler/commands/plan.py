@@ -91,7 +91,10 @@ def command(
         github = context_from_env()  # fails now, naming the missing variable, before any work
     if github is not None or in_actions():
         _validate_or_exit(project, github)
-    review = _review(project, base_ref or (github.base_ref if github else None), explicit=base_ref is not None)
+    if base_ref is not None:
+        review = _review(project, base_ref, explicit=True)
+    else:
+        review = _pull_request_review(project, github) if github is not None else None
 
     try:
         result = run_async(
@@ -221,6 +224,30 @@ def _review(project: Project, base: str | None, *, explicit: bool) -> Review | N
 
         click.echo(annotation("warning", f"no spec review against {base}: {exc.message}"))
         return None
+
+
+def _pull_request_review(project: Project, github: GitHubContext) -> Review | None:
+    """Against origin/<base> when the checkout has it, else against the event's base commit (fetched if missing),
+    so reviewers see the field diff even in a shallow checkout of the pull request alone."""
+    from ..errors import ReconcilerError
+    from ..vcs.review import fetch_base_commit, review_changes
+
+    sha = github.pull_request.base_sha
+    if sha is None:
+        return _review(project, github.base_ref, explicit=False)
+    if github.base_ref is not None:
+        try:
+            return review_changes(project.root, github.base_ref, project.settings.specs_dir)
+        except ReconcilerError:
+            pass  # no origin/<base>, or too shallow to meet HEAD: the base commit below answers
+    try:
+        fetch_base_commit(project.root, sha)
+    except ReconcilerError as exc:
+        from ..github.actions import annotation
+
+        click.echo(annotation("warning", f"no spec review against the base commit {sha[:12]}: {exc.message}"))
+        return None
+    return _review(project, sha, explicit=False)
 
 
 def _publish_failure(github: GitHubContext, exc: Exception) -> None:
