@@ -190,7 +190,7 @@ def apply_command(targets: tuple[str, ...], *, prune: bool, allow_protected: boo
 
 def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
     """In Actions: invalid specs become annotations (and, with a PR, the comment says so); exit 1."""
-    from ..errors import ExitCode
+    from ..errors import SpecError
     from ..render.diagnostics import render_text
     from ..specs.loader import discover, load_specs
 
@@ -204,8 +204,7 @@ def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
 
         sticky = publish_failure(github, validation_failed_body(result.diagnostics), create=True)
         click.echo(sticky.describe(github.pull_request.number), err=True)
-    click.echo("error: specs are invalid; nothing was planned", err=True)
-    raise SystemExit(ExitCode.ERROR)
+    raise SpecError("specs are invalid; nothing was planned")
 
 
 def _review(project: Project, base: str | None, *, explicit: bool) -> Review | None:
