@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from . import __version__
-from .errors import ExitCode, ReconcilerError
+from .errors import EXIT_CODES_HELP, ExitCode, ReconcilerError
 
 # name -> (module, short help); the help is here so listing commands imports nothing.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -65,7 +65,11 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=EXIT_CODES_HELP,
+)
 @click.version_option(__version__, prog_name="reconciler")
 def root() -> None:
     """GitOps for Osmosis benchmark runs.
@@ -79,10 +83,14 @@ def root() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
+    """Run the command line; the one place where every outcome becomes an exit code (see `ExitCode`)."""
     try:
         root.main(args=argv, prog_name="reconciler", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
+    except click.UsageError as exc:  # click's parser errors exit 2 by default, which means "changes pending"
+        exc.show()
+        sys.exit(ExitCode.USAGE)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

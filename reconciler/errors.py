@@ -1,7 +1,7 @@
 """One error tree for the whole tool, and the exit codes it maps to.
 
     ReconcilerError                 exit 1, shown as one line, never a traceback
-    ├── UsageError                  a bad flag or argument combination
+    ├── UsageError                  a bad flag or argument combination (exit 64)
     ├── ConfigError                 reconciler.toml or the environment is wrong
     ├── SpecError                   one or more specs failed validation (carries diagnostics)
     ├── PlatformError               the Osmosis platform answered with an error (reconciler.osmosis.errors)
@@ -18,11 +18,20 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    OK = 0
+    """Every code the command exits with; scripts and the shipped workflows rely on them."""
+
+    OK = 0  # done; with `plan --detailed-exitcode`: the platform matches the specs
     ERROR = 1
     CHANGES_PENDING = 2  # only with `plan --detailed-exitcode`
-    USAGE = 2  # click's own code for a bad command line
+    BLOCKED = 3  # only with `plan --detailed-exitcode`: some action cannot be carried out as specified
+    USAGE = 64  # a bad command line (sysexits EX_USAGE), distinct from CHANGES_PENDING
     INTERRUPTED = 130
+
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 ok (with plan --detailed-exitcode: in sync), 1 error, 2 changes pending and"
+    " 3 blocked (both only with plan --detailed-exitcode), 64 usage error, 130 interrupted."
+)
 
 
 class ReconcilerError(Exception):

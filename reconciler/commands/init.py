@@ -49,9 +49,12 @@ def command(directory: Path, force: bool) -> None:
     Refuses to overwrite an existing file unless --force.
     """
     from ..errors import ReconcilerError
+    from ..safe_paths import writable_path
 
     content = scaffold_files()
-    existing = sorted(p for p in content if (directory / p).exists())
+    # every destination is checked before the first write: a symlink anywhere below DIRECTORY stops it all
+    targets = {rel: writable_path(directory, rel) for rel in content}
+    existing = sorted(p for p in content if targets[p].exists())
     if existing and not force:
         listed = "\n  ".join(existing)
         raise ReconcilerError(
@@ -59,7 +62,7 @@ def command(directory: Path, force: bool) -> None:
             hint="pass --force to overwrite them, or run `reconciler init` in an empty directory",
         )
     for rel, text in content.items():
-        path = directory / rel
+        path = targets[rel]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         verb = "overwrote" if rel in existing else "created"

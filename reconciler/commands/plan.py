@@ -6,15 +6,18 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import EXIT_CODES_HELP
 from ._common import platform_options, target_option
 
 if TYPE_CHECKING:
+    from ..core.plan import Plan
+    from ..errors import ExitCode
     from ..github.event import GitHubContext
     from ..settings import Project
     from ..vcs.review import Review
 
 
-@click.command("plan")
+@click.command("plan", epilog=EXIT_CODES_HELP)
 @target_option
 @click.option("--format", "fmt", type=click.Choice(["text", "markdown", "json"]), default="text", show_default=True)
 @click.option(
@@ -23,7 +26,9 @@ if TYPE_CHECKING:
     help="Save the plan as JSON for `reconciler apply PLAN.json`.",
 )
 @click.option(
-    "--detailed-exitcode", is_flag=True, help="Exit 0 when nothing changes, 2 when changes are pending, 1 on error."
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 0 when nothing changes, 2 when changes are pending, 3 when any action is blocked, 1 on error.",
 )
 @click.option("--prune", is_flag=True, help="Plan to stop owned runs whose spec was deleted.")
 @click.option("--allow-protected", is_flag=True, help="Plan to stop or replace runs of protected specs.")
@@ -86,7 +91,10 @@ def command(
         github = context_from_env()  # fails now, naming the missing variable, before any work
     if github is not None or in_actions():
         _validate_or_exit(project, github)
-    review = _review(project, base_ref or (github.base_ref if github else None), explicit=base_ref is not None)
+    if base_ref is not None:
+        review = _review(project, base_ref, explicit=True)
+    else:
+        review = _pull_request_review(project, github) if github is not None else None
 
     try:
         result = run_async(
@@ -104,7 +112,7 @@ def command(
             _publish_failure(github, exc)
         raise
     plan = result.plan
-    exitcode = ExitCode.CHANGES_PENDING if detailed_exitcode and plan.has_changes else ExitCode.OK
+    exitcode = _exitcode(plan) if detailed_exitcode else ExitCode.OK
     if out is not None:
         from ..engine.operations import write_plan_file
 
@@ -127,7 +135,15 @@ def command(
         click.echo(render_markdown(plan, repo_root=project.root, show_noop=show_noop, review=review_md), nl=False)
     else:
         style = click.style if sys.stdout.isatty() else None
-        click.echo(render_text(plan, style=style, show_noop=show_noop), nl=False)
+        click.echo(
+            render_text(
+                plan,
+                style=style,
+                show_noop=show_noop,
+                apply_command=apply_command(targets, prune=prune, allow_protected=allow_protected),
+            ),
+            nl=False,
+        )
         if not result.observed.runs and resolve_platform(project, platform) == LOCAL_PLATFORM:
             click.echo(fresh_local_note(plan), nl=False)
         if review is not None:
@@ -153,9 +169,30 @@ def command(
         raise SystemExit(exitcode)
 
 
+def _exitcode(plan: Plan) -> ExitCode:
+    """Blocked wins over pending: a pipeline must not turn green while a spec cannot be applied."""
+    from ..errors import ExitCode
+
+    if plan.blocked:
+        return ExitCode.BLOCKED
+    return ExitCode.CHANGES_PENDING if plan.has_changes else ExitCode.OK
+
+
+def apply_command(targets: tuple[str, ...], *, prune: bool, allow_protected: bool) -> str:
+    """The `apply` that carries out this plan: the same flags, or apply would plan something else."""
+    import shlex
+
+    words = ["reconciler", "apply"]
+    words += ["--prune"] if prune else []
+    words += ["--allow-protected"] if allow_protected else []
+    for target in targets:
+        words += ["--target", target]
+    return shlex.join(words)
+
+
 def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
     """In Actions: invalid specs become annotations (and, with a PR, the comment says so); exit 1."""
-    from ..errors import ExitCode
+    from ..errors import SpecError
     from ..render.diagnostics import render_text
     from ..specs.loader import discover, load_specs
 
@@ -169,8 +206,7 @@ def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
 
         sticky = publish_failure(github, validation_failed_body(result.diagnostics), create=True)
         click.echo(sticky.describe(github.pull_request.number), err=True)
-    click.echo("error: specs are invalid; nothing was planned", err=True)
-    raise SystemExit(ExitCode.ERROR)
+    raise SpecError("specs are invalid; nothing was planned")
 
 
 def _review(project: Project, base: str | None, *, explicit: bool) -> Review | None:
@@ -189,6 +225,30 @@ def _review(project: Project, base: str | None, *, explicit: bool) -> Review | N
 
         click.echo(annotation("warning", f"no spec review against {base}: {exc.message}"))
         return None
+
+
+def _pull_request_review(project: Project, github: GitHubContext) -> Review | None:
+    """Against origin/<base> when the checkout has it, else against the event's base commit (fetched if missing),
+    so reviewers see the field diff even in a shallow checkout of the pull request alone."""
+    from ..errors import ReconcilerError
+    from ..vcs.review import fetch_base_commit, review_changes
+
+    sha = github.pull_request.base_sha
+    if sha is None:
+        return _review(project, github.base_ref, explicit=False)
+    if github.base_ref is not None:
+        try:
+            return review_changes(project.root, github.base_ref, project.settings.specs_dir)
+        except ReconcilerError:
+            pass  # no origin/<base>, or too shallow to meet HEAD: the base commit below answers
+    try:
+        fetch_base_commit(project.root, sha)
+    except ReconcilerError as exc:
+        from ..github.actions import annotation
+
+        click.echo(annotation("warning", f"no spec review against the base commit {sha[:12]}: {exc.message}"))
+        return None
+    return _review(project, sha, explicit=False)
 
 
 def _publish_failure(github: GitHubContext, exc: Exception) -> None:

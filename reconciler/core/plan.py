@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from ..specs import rules
 from ..specs.diagnostics import Severity, dotted
-from ..specs.models import BenchmarkSpec, RunSpec
+from ..specs.models import BenchmarkSpec, LeaderboardTable, RunSpec
 from .cost import Cost, agent_models, estimate_cost, is_full_run
 from .identity import canonical_json
 from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus
@@ -101,6 +101,12 @@ class Plan(BaseModel):
     def estimated_cost_usd(self) -> float | None:
         costs = [a.cost.estimated_usd for a in self.actions if a.paid and a.cost and a.cost.estimated_usd is not None]
         return round(sum(costs), 2) if costs else None
+
+    @property
+    def blocked(self) -> tuple[str, ...]:
+        """The specs (or runs) with an action that cannot be carried out: never "no changes" while any remain."""
+        names = (a.spec_id or a.run_name or "" for a in self.actions if a.kind is ActionKind.BLOCKED)
+        return tuple(dict.fromkeys(names))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -404,16 +410,25 @@ class _Planner:
         bench = self.observed.benchmarks.get(b.benchmark.ref)
         if bench is None:
             return []
-        if self.observed.rendered.get(b.id) == bench.leaderboard_digest:
+        wanted = render_digest(bench.leaderboard_digest, b.leaderboard, self.observed.templates_digest)
+        if self.observed.rendered.get(b.id) == wanted:
             return []
         return [
             Action(
                 kind=ActionKind.RENDER,
                 spec_id=b.id,
                 benchmark=b.benchmark.ref,
-                reason=f"leaderboard changed; render {b.leaderboard.output}",
+                reason=f"leaderboard, [leaderboard] settings or templates changed; render {b.leaderboard.output}",
             )
         ]
+
+
+def render_digest(leaderboard_digest: str, table: LeaderboardTable, templates_digest: str) -> str:
+    """Everything a rendered leaderboard depends on: the platform's standings, the spec's
+    [leaderboard] table (rank_by, scope, output, chart, name) and the templates. The state file
+    records it after each render; a render is planned exactly when it differs."""
+    doc = {"leaderboard": leaderboard_digest, "table": table.model_dump(mode="json"), "templates": templates_digest}
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()[:16]
 
 
 def plan(desired: Desired, observed: Observed, policy: Policy | None = None) -> Plan:

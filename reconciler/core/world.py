@@ -86,7 +86,8 @@ class Observed(_Value):
     benchmarks: dict[str, BenchmarkState] = Field(default_factory=dict)  # keyed by spec ref; absent = unknown
     secrets: frozenset[str] = frozenset()
     downloaded: dict[str, frozenset[str]] = Field(default_factory=dict)  # run id -> output types on disk
-    rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> leaderboard digest rendered
+    rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> render digest (core.plan)
+    templates_digest: str = ""  # the leaderboard templates as they would load now: a render input
 
 
 class DesiredRun(_Value):

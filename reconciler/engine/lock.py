@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from ..errors import LockedError
+from ..safe_paths import UnsafePathError, create_once, writable_path
 from ..settings import Project
+
+# Ignores itself too: a repository that did not come from `init` shows nothing new after a run.
+SCRATCH_GITIGNORE = """\
+# reconciler's scratch files: the lock of a running reconciler, and half-written files
+lock
+.*.tmp
+.gitignore
+"""
 
 
 def project_lock(project: Project, *, timeout: float = 0.0) -> AbstractContextManager[None]:
-    """The lock of one repository: `lock` beside the state file (git-ignored)."""
-    return repository_lock(project.root / Path(project.settings.state_file).parent / "lock", timeout=timeout)
+    """The lock of one repository: `lock` beside the state file, git-ignored by a `.gitignore` of its own."""
+    folder = PurePosixPath(project.settings.state_file).parent
+    path = writable_path(project.root, str(folder / "lock"))
+    if folder != PurePosixPath("."):  # never create a .gitignore at the repository root: that one is the user's
+        create_once(project.root, str(folder / ".gitignore"), SCRATCH_GITIGNORE)
+    return repository_lock(path, timeout=timeout)
 
 
 @contextmanager
@@ -26,7 +40,16 @@ def repository_lock(path: Path, *, timeout: float = 0.0, poll: float = 0.2) -> I
     a stale lock behind.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        # O_NOFOLLOW: a committed symlink here must never make the lock truncate the file it points to
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise UnsafePathError(
+            f"refusing to use {path} as the lock: it is a symlink, and reconciler never follows one",
+            hint=f"remove it (`git rm {path.name}` in {path.parent}); reconciler creates the lock itself",
+        ) from None
     deadline = time.monotonic() + timeout
     acquired = False
     try:

@@ -64,6 +64,9 @@ async def reconcile(
         refuse_sudden_empty(session, first.observed, allow_empty)
         for name in first.adopted:
             say(f"adopted {name}: its submit was interrupted after the platform accepted it")
+        for action in first.plan.actions:
+            if action.kind is ActionKind.BLOCKED:  # left as it is, and never silently
+                say(f"blocked  {action.spec_id or action.run_name}: {action.reason}")
         applied = None
         # leaderboards render once, at the end, after the downloads
         converge = first.plan.model_copy(

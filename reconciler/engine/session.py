@@ -12,9 +12,11 @@ from ..core.identity import fingerprint
 from ..core.world import Desired, DesiredRun, Observed
 from ..errors import SpecError
 from ..osmosis.client import OsmosisClient
+from ..safe_paths import writable_path
 from ..settings import LOCAL_PLATFORM, Project, resolve_platform
 from ..specs.loader import LoadResult, discover, load_specs
 from .observe import observe
+from .render_inputs import templates_digest
 from .state import SpecRecord, State, load_state, save_state
 
 
@@ -58,10 +60,10 @@ class Session:
             self.client, self.desired, self.state, owner=self.owner, outputs_root=self.outputs_root
         )
         self.adopted = settle_intents(self.state, observed)
-        return observed
+        return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})
 
     def save_state(self) -> bool:
-        return save_state(self.state_path, self.state)
+        return save_state(writable_path(self.project.root, self.project.settings.state_file), self.state)
 
 
 def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 GitHub writes the triggering webhook payload to the file named by GITHUB_EVENT_PATH; for
 `pull_request` (and `pull_request_target`) events the PR number and base branch are in
-`pull_request.number` and `pull_request.base.ref`; an `issue_comment` on a pull request
+`pull_request.number`, `pull_request.base.ref` and `pull_request.base.sha`; an `issue_comment` on a pull request
 carries the number in `issue.number`. The token comes from GITHUB_TOKEN and is never
 part of any message, repr or output.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 from ..errors import ConfigError
 
 DEFAULT_API_URL = "https://api.github.com"
+_COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # only a full object id goes on a git command line
 DEFAULT_SERVER_URL = "https://github.com"
 
 
@@ -31,6 +33,7 @@ class PullRequestEvent:
     number: int
     base_ref: str | None
     head_sha: str | None
+    base_sha: str | None = None  # the base branch's commit the event was made for: reviewable with no origin/<base>
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,8 @@ def pull_request_of(event: Mapping[str, Any]) -> PullRequestEvent | None:
         head = _table(pr.get("head"))
         base_ref = base.get("ref") if isinstance(base.get("ref"), str) else None
         head_sha = head.get("sha") if isinstance(head.get("sha"), str) else None
-        return PullRequestEvent(pr["number"], base_ref, head_sha)
+        base_sha = base.get("sha") if isinstance(base.get("sha"), str) and _COMMIT.match(base["sha"]) else None
+        return PullRequestEvent(pr["number"], base_ref, head_sha, base_sha)
     issue = event.get("issue")
     if isinstance(issue, dict) and isinstance(issue.get("number"), int) and issue.get("pull_request"):
         return PullRequestEvent(issue["number"], None, None)

@@ -73,17 +73,34 @@ def summary_line(plan: Plan) -> str:
     return text + "."
 
 
-def render_text(plan: Plan, *, style: Any = None, show_noop: bool = True, next_step: bool = True) -> str:
+def blocked_line(plan: Plan) -> str:
+    """Names every blocked spec; empty when nothing is blocked."""
+    if not plan.blocked:
+        return ""
+    return f"Blocked ({len(plan.blocked)}): {', '.join(plan.blocked)}; see each reason above."
+
+
+def render_text(
+    plan: Plan,
+    *,
+    style: Any = None,
+    show_noop: bool = True,
+    next_step: bool = True,
+    apply_command: str = "reconciler apply",
+) -> str:
+    """The plan for a terminal; `apply_command` is what `Next:` tells the user to run (with the plan's own flags)."""
     lines = [action_line(a, style) for a in plan.actions if show_noop or a.kind is not ActionKind.NOOP]
     if plan.unmanaged_runs:
         lines.append(
             f"  ({plan.unmanaged_runs} runs on these benchmarks are not owned by this repository; never touched)"
         )
     lines.append(summary_line(plan))
+    if plan.blocked:
+        lines.append(blocked_line(plan))
     if plan.has_changes:
         if next_step:
-            lines.append("Next: `reconciler apply` to carry this out.")
-    else:
+            lines.append(f"Next: `{apply_command}` to carry this out.")
+    elif not plan.blocked:
         lines.append("No changes: the platform matches the specs.")
     return "\n".join(lines) + "\n"
 

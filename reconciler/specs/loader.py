@@ -248,7 +248,10 @@ def discover(paths: Sequence[Path]) -> list[Path]:
     found: set[Path] = set()
     for p in paths:
         if p.is_dir() and p.suffix != ".toml":
-            found.update(q for q in p.rglob("*.toml") if not any(part.startswith(".") for part in q.parts))
+            # only parts below the specs folder hide a file: the repository itself may live under ~/.cache or .worktrees
+            found.update(
+                q for q in p.rglob("*.toml") if not any(part.startswith(".") for part in q.relative_to(p).parts)
+            )
         else:
             found.add(p)
     return sorted(found)

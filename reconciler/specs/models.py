@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..safe_paths import path_problem
 from .run_config import RunConfig
 
 OutputType = Literal["summary", "results", "artifacts", "logs", "all"]
@@ -52,6 +53,11 @@ class LeaderboardTable(_Table):
     chart: str | None = None
     name: str | None = None  # the marker name when rendering into an existing file
 
+    @field_validator("output", "chart")
+    @classmethod
+    def _inside_the_work_tree(cls, value: str | None) -> str | None:
+        return None if value is None else _writable(value)
+
 
 class PolicyTable(_Table):
     max_attempts_per_run: int | None = Field(default=None, ge=1)
@@ -94,6 +100,18 @@ class ProjectSettings(_Table):
     outputs_dir: str = ".osmosis/benchmarks"
     apply: ApplySettings = Field(default_factory=ApplySettings)
     commit: CommitSettings = Field(default_factory=CommitSettings)
+
+    @field_validator("state_file")
+    @classmethod
+    def _inside_the_work_tree(cls, value: str) -> str:
+        return _writable(value)
+
+
+def _writable(value: str) -> str:
+    problem = path_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
 
 
 def default_spec_id(path: str, specs_root: str) -> str:

@@ -304,6 +304,49 @@ def _renames(deleted: Mapping[str, _Side], added: Mapping[str, _Side]) -> list[t
     return pairs
 
 
+def fetch_base_commit(root: Path, sha: str, *, depth: int = 50, rounds: int = 6) -> None:
+    """Make the commit `sha` and a merge base with HEAD present, fetching from origin when needed.
+
+    A pull request's checkout often has no origin/<base> and is shallow (actions/checkout fetches
+    one commit): the base commit is fetched by id, and a shallow HEAD is deepened `depth` commits at
+    a time until the two histories meet. A full clone stays full: no --depth is passed to it.
+    """
+    import git
+
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(f"{root} is not in a git repository; the review needs one") from None
+    try:
+        shallow = repo.git.rev_parse("--is-shallow-repository").strip() == "true"
+        try:
+            if not _has_commit(repo, sha):
+                repo.git.fetch("--no-tags", *([f"--depth={depth}"] if shallow else []), "origin", sha)
+            head = repo.head.commit.hexsha
+            for _ in range(rounds):
+                if not shallow or repo.merge_base("HEAD", sha):
+                    return
+                repo.git.fetch("--no-tags", f"--deepen={depth}", "origin", head)
+                shallow = repo.git.rev_parse("--is-shallow-repository").strip() == "true"
+        except git.GitCommandError as exc:
+            raise GitError(
+                f"could not fetch the pull request's base commit {sha[:12]} from origin: {exc.stderr.strip() or exc}",
+                hint="check out with fetch-depth: 0, or fetch the base branch before `reconciler plan`",
+            ) from None
+    finally:
+        repo.close()
+
+
+def _has_commit(repo: Any, sha: str) -> bool:
+    import git
+
+    try:
+        repo.commit(sha)
+    except (git.BadName, git.BadObject, ValueError, git.GitCommandError):
+        return False
+    return True
+
+
 def review_changes(root: Path, base_ref: str, specs_dir: str = "specs") -> Review:
     """The spec changes between the merge base of HEAD and `base_ref`, and the working tree."""
     import git

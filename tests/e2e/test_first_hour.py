@@ -70,13 +70,13 @@ def test_validate_of_named_files_still_works_without_reconciler_toml(empty_dir: 
 )
 def test_a_mistyped_command_gets_did_you_mean(tmp_path: Path, typed: str, meant: str) -> None:
     done = run(tmp_path, typed)
-    assert done.returncode == 2
+    assert done.returncode == 64  # a usage error
     assert done.stderr.splitlines()[-1] == f"Error: No such command '{typed}'. Did you mean '{meant}'?"
 
 
 def test_a_command_like_nothing_known_gets_no_suggestion(tmp_path: Path) -> None:
     done = run(tmp_path, "frobnicate")
-    assert done.returncode == 2
+    assert done.returncode == 64  # a usage error
     assert done.stderr.splitlines()[-1] == "Error: No such command 'frobnicate'."
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from importlib.resources import files
 from pathlib import Path
 
@@ -119,7 +121,28 @@ def test_scaffolded_workflows_install_this_version_from_the_package_index(scaffo
     workflow = yaml.safe_load((scaffolded / ".github/workflows" / name).read_text())
     [step] = install_steps(workflow)
     assert step["env"] == {"RECONCILER_VERSION": __version__}
-    assert '"reconciler==${RECONCILER_VERSION}"' in str(step["run"])
+    assert '"osmosis-reconciler==${RECONCILER_VERSION}"' in str(step["run"])
+
+
+DISTRIBUTION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def test_the_distribution_has_a_name_of_its_own_and_this_version() -> None:
+    # "reconciler" on the package index is an unrelated project
+    assert (DISTRIBUTION["name"], DISTRIBUTION["version"]) == ("osmosis-reconciler", __version__)
+    assert DISTRIBUTION["scripts"] == {"reconciler": "reconciler.cli:main"}
+
+
+def test_everything_scaffolded_installs_exactly_this_distribution_and_version(scaffolded: Path) -> None:
+    requirement = re.compile(r"[\w.-]*reconciler==[^\s\"']+")
+    found = set()
+    for rel in SCAFFOLDED:
+        text = (scaffolded / rel).read_text()
+        found |= {m.replace("${RECONCILER_VERSION}", "$RECONCILER_VERSION") for m in requirement.findall(text)}
+        assert not re.search(r"pip install[^\n]*[\s\"']reconciler[\s\"=]", text), rel
+    assert found == {"osmosis-reconciler==$RECONCILER_VERSION"}
+    action = yaml.safe_load((scaffolded / ".github/actions/reconcile/action.yml").read_text())
+    assert action["inputs"]["reconciler-version"]["default"] == __version__
 
 
 @pytest.mark.parametrize("name", ["plan.yml", "reconcile.yml"])

@@ -367,6 +367,25 @@ def test_the_composite_action_plans_a_pull_request(work: Path, github: FakeGitHu
     assert job.outputs()["has_changes"] == "true"
 
 
+def test_the_composite_action_fails_a_plan_with_a_blocked_spec(work: Path, github: FakeGitHub) -> None:
+    def block_smoke(root: Path) -> None:
+        smoke = root / "specs/runs/tb-smoke.toml"
+        smoke.write_text(
+            smoke.read_text().replace('api_key_secret = "OPENAI_API_KEY"', 'api_key_secret = "NO_SUCH_KEY"')
+        )
+
+    job = pr_job(work, github, block_smoke)
+    results = job.run_action(ACTION, {"command": "plan"})
+    assert job.step("Run reconciler").code == 3, explain(results)
+    assert "some specs are blocked" in job.step("Run reconciler").stdout
+
+
+def test_the_composite_action_fails_a_plan_with_an_unknown_target(work: Path, github: FakeGitHub) -> None:
+    job = pr_job(work, github)
+    results = job.run_action(ACTION, {"command": "plan", "targets": "typo"})
+    assert job.step("Run reconciler").code == 64, explain(results)
+
+
 # --- what the YAML promises --------------------------------------------------------------------
 
 

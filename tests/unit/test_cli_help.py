@@ -42,4 +42,4 @@ def test_root_help_lists_every_command_without_importing_them() -> None:
 
 def test_an_unknown_command_is_a_usage_error_not_a_traceback() -> None:
     done = subprocess.run([sys.executable, "-m", "reconciler.cli", "nope"], capture_output=True, text=True)
-    assert done.returncode == 2 and "No such command" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 64 and "No such command" in done.stderr and "Traceback" not in done.stderr

@@ -78,15 +78,15 @@ def test_output_names_the_run_folder(fake: FakePlatform, capsys: pytest.CaptureF
 
 def test_an_unknown_type_is_a_usage_error(fake: FakePlatform, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys, RUN_NAME, "--type", "summary,bogus")
-    assert code == 2 and "Unknown --type value(s): bogus. Choose from: summary, results, artifacts, logs, all" in err
+    assert code == 64 and "Unknown --type value(s): bogus. Choose from: summary, results, artifacts, logs, all" in err
     assert fake.manifest_requests == 0
 
 
 def test_all_combined_with_a_type_is_a_usage_error(fake: FakePlatform, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys, RUN_NAME, "--type", "all,logs")
-    assert code == 2 and "--type all cannot be combined" in err
+    assert code == 64 and "--type all cannot be combined" in err
 
 
 def test_no_arguments_without_specs_asks_for_run_names(fake: FakePlatform, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys)
-    assert code == 2 and "reconciler download RUN" in err
+    assert code == 64 and "reconciler download RUN" in err

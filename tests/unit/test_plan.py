@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from reconciler.core.identity import Marker, fingerprint
-from reconciler.core.plan import ActionKind, Plan, plan
+from reconciler.core.plan import ActionKind, Plan, plan, render_digest
 from reconciler.core.world import BenchmarkState, Desired, DesiredRun, Observed, ObservedRun, Policy
 from reconciler.specs.models import BenchmarkDocument, BenchmarkSpec, ReconcileTable, RunSpec
 from reconciler.specs.run_config import RunConfig
@@ -279,4 +279,44 @@ def test_a_render_is_planned_only_when_the_leaderboard_changed() -> None:
     b = benchmark_spec('[benchmark]\nref = "tb"\n[leaderboard]\noutput = "lb.md"\n')
     obs = observed(benchmarks={"tb": bench(leaderboard_digest="abc")})
     assert kinds(plan(Desired(benchmarks=(b,)), obs)) == ["render"]
-    assert kinds(plan(Desired(benchmarks=(b,)), obs.model_copy(update={"rendered": {"benchmarks/tb": "abc"}}))) == []
+    assert b.leaderboard is not None
+    done = {"benchmarks/tb": render_digest("abc", b.leaderboard, "")}
+    assert kinds(plan(Desired(benchmarks=(b,)), obs.model_copy(update={"rendered": done}))) == []
+
+
+LEADERBOARD = '[benchmark]\nref = "tb"\n[leaderboard]\noutput = "lb.md"\n'
+
+
+@pytest.mark.parametrize(
+    ("edit", "templates"),
+    [
+        ('rank_by = "cost_per_task"\n', ""),
+        ('scope = "repo"\n', ""),
+        ('chart = "lb.svg"\n', ""),
+        ('name = "board"\n', ""),
+        ("", "another-template"),
+    ],
+    ids=["rank_by", "scope", "chart", "name", "template"],
+)
+def test_changing_a_render_input_plans_a_render_though_the_standings_did_not_change(edit: str, templates: str) -> None:
+    before = benchmark_spec(LEADERBOARD)
+    after = benchmark_spec(LEADERBOARD + edit)
+    assert before.leaderboard is not None
+    obs = observed(benchmarks={"tb": bench(leaderboard_digest="abc")}).model_copy(
+        update={
+            "rendered": {"benchmarks/tb": render_digest("abc", before.leaderboard, "")},
+            "templates_digest": templates,
+        }
+    )
+    assert kinds(plan(Desired(benchmarks=(after,)), obs)) == ["render"]
+
+
+def test_a_changed_output_path_plans_a_render() -> None:
+    before = benchmark_spec(LEADERBOARD)
+    after = benchmark_spec(LEADERBOARD.replace("lb.md", "boards/lb.md"))
+    assert before.leaderboard is not None
+    obs = observed(benchmarks={"tb": bench(leaderboard_digest="abc")}).model_copy(
+        update={"rendered": {"benchmarks/tb": render_digest("abc", before.leaderboard, "")}}
+    )
+    [action] = plan(Desired(benchmarks=(after,)), obs).actions
+    assert action.kind is ActionKind.RENDER and action.reason.endswith("render boards/lb.md")
