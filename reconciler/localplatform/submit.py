@@ -113,7 +113,7 @@ def secret_scopes(ctx: Context, config: RunConfig, spec: BenchmarkSpec, provided
         else:
             scopes[name] = "user_override" if len(found) == 2 else found.pop()
     if missing:
-        url = f"{ctx.base}/secrets"
+        url = f"{ctx.public_base}/secrets"
         raise ApiError(
             404,
             f"Secret(s) not found: {', '.join(missing)}",

@@ -82,7 +82,13 @@ class Target:
 @pytest.fixture(scope="module")
 def inprocess(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     clock = ManualClock()
-    app = create_app(tmp_path_factory.mktemp("inprocess") / "db.sqlite3", token=TOKEN, seed=SEED, clock=clock)
+    app = create_app(
+        tmp_path_factory.mktemp("inprocess") / "db.sqlite3",
+        token=TOKEN,
+        seed=SEED,
+        clock=clock,
+        public_url="http://testserver",
+    )
     target = Target("inprocess", "http://testserver", 600.0, InProcessTransport(app), clock)
     yield target
     target.close()
