@@ -109,6 +109,7 @@ class BenchmarkSpec:
             recommended_task_set=recommended,
             tasks=tuple(TaskInfo(name=t.name, category=t.category, difficulty=t.difficulty) for t in self.tasks),
             required_secret_names=self.required_secret_names,
+            default_harness=self.default_harness,
         )
 
 

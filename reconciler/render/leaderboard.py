@@ -134,7 +134,9 @@ def order_rows(rows: Sequence[Row], rank_by: RankBy) -> list[Row]:
     ranks = scoring.competition_ranks(
         [ranked_value(r, rank_by, k) for r in ordered], [(r.task_set, r.resolved_version) for r in ordered]
     )
-    return [row.model_copy(update={"rank": rank, "tied": tied}) for row, (rank, tied) in zip(ordered, ranks, strict=True)]
+    return [
+        row.model_copy(update={"rank": rank, "tied": tied}) for row, (rank, tied) in zip(ordered, ranks, strict=True)
+    ]
 
 
 # --- formatting ---------------------------------------------------------------------------------

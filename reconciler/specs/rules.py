@@ -99,6 +99,7 @@ class BenchmarkFacts(BaseModel):
     recommended_task_set: str | None = None
     tasks: tuple[TaskInfo, ...] = ()
     required_secret_names: tuple[str, ...] = Field(default_factory=tuple)
+    default_harness: str | None = None  # the harness the benchmark's published scores were measured on
 
 
 @dataclass(frozen=True)
@@ -377,6 +378,24 @@ def _hle_parity(config: RunConfig, facts: BenchmarkFacts | None) -> Iterator[Fin
         )
 
 
+def _harness_not_default(config: RunConfig, facts: BenchmarkFacts | None) -> Iterator[Finding]:
+    # "When a benchmark's published scores were measured on a specific harness, that harness is
+    # reported as the default. ... a run on another harness is not comparable with those scores."
+    assert facts is not None
+    default = facts.default_harness
+    if default is None:
+        return
+    for i, agent in enumerate(config.agents):
+        if agent.harness is not None and agent.harness != default:
+            yield Finding(
+                ("agents", i, "harness"),
+                "HARNESS_NOT_DEFAULT",
+                f"{facts.name}'s published scores were measured on {default}; a run on {agent.harness}"
+                " is not comparable with them (omit harness to use the default)",
+                severity=Severity.WARNING,
+            )
+
+
 def _judge(config: RunConfig, facts: BenchmarkFacts | None) -> Iterator[Finding]:
     assert facts is not None
     execution = config.execution
@@ -451,6 +470,12 @@ RULES: tuple[Rule, ...] = (
         "HARNESS_SUPPORT",
         "harness matches the benchmark's harness support",
         _harness_support,
+        needs_benchmark=True,
+    ),
+    Rule(
+        "HARNESS_NOT_DEFAULT",
+        "warn when an agent's harness is not the one the benchmark's published scores used",
+        _harness_not_default,
         needs_benchmark=True,
     ),
     Rule(
