@@ -375,5 +375,11 @@ SEEDED_SECRETS: tuple[tuple[str, str], ...] = (
     ("user", "HF_TOKEN"),
 )
 
+# A workspace with this name (or a git identity whose repository has it) has no valid billing:
+# it reads everything, and every submit is refused ("Submission is where billing is checked, so a
+# workspace without valid billing is told at submit rather than being locked out of the form.")
+NO_BILLING_WORKSPACE = "no-billing"
+BILLING_REQUIRED = "BILLING_REQUIRED"  # the 403 code the official client 0.3.8 maps (wire reference §1)
+
 # A workspace with this name (or a git identity whose repository has it) has benchmarks disabled.
 NO_BENCHMARKS_WORKSPACE = "no-benchmarks"
