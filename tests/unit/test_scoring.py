@@ -19,7 +19,6 @@ from reconciler.core.scoring import (
     Z95,
     Entrant,
     LeaderboardEntry,
-    PassAtK,
     TaskSelection,
     discordant_pairs,
     first_attempts,
