@@ -2,8 +2,9 @@
 
 A result counts towards pass@k when it was produced (passed, failed or errored; errored counts
 as a fail); cancelled slots count only in the totals. Cost, time and tokens per task all mean
-the same thing: what one task took with all of its attempts summed, averaged over tasks. Agents of one run are ranked against each
-other with the same rules as the leaderboard (pass@1, McNemar ties with the leader).
+the same thing: what one task took with all of its attempts summed, averaged over tasks. Agents
+of one run are ranked against each other with the leaderboard's rules (`scoring.leaderboard`,
+by pass@1).
 """
 
 from __future__ import annotations

@@ -177,6 +177,15 @@ def test_the_benchmark_page_matches_the_recomputed_leaderboard(example: Example,
         assert _close(shown, row.value, PLACES[rank_by])
 
 
+def test_the_page_explains_a_rank_1_that_is_not_a_tie(example: Example) -> None:
+    # the example's parity entrant sits between the best and a full-run entrant tied with it
+    board = example.api("pass_at_1")
+    (position,) = [i for i, e in enumerate(board) if e["rank"] == 1 and not e["tied"]]
+    page = example.client.get("/benchmarks/hle", params={"workspace": WS}).text
+    note = re.search(rf'<li id="tie-{position + 1}"[^>]*>(.*?)</li>', page, re.S)
+    assert note is not None and "Rank 1 without a tie" in note.group(1)
+
+
 MARKDOWN_ROW = re.compile(r"^\| (?P<rank>\d+)(?P<tied>\\\*)? \| (?P<agent>[^|]+) \|")
 
 
