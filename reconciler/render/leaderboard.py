@@ -22,8 +22,9 @@ TIE_NOTE = (
     " McNemar test on first attempts (α = 0.05, tasks both ran) cannot separate it from the best"
 )
 LOCAL_NOTE = (
-    "Run links open the local platform's pages: start it with `reconciler platform serve` in this"
-    " repository (it serves `.osmosis/local-platform.sqlite3` at http://127.0.0.1:8765)"
+    "Run links open the local platform's pages: run `reconciler platform serve` in this repository (it"
+    " serves `.osmosis/local-platform.sqlite3` at http://127.0.0.1:8765) and open the `pages:` link it prints"
+    " once, which signs the browser in"
 )
 
 
