@@ -56,7 +56,11 @@ def is_full_run(config: RunConfig) -> bool:
 
 
 def resolve_task_count(config: RunConfig, bench: BenchmarkState) -> int:
-    """How many tasks the selection runs: a task set overrides names and categories, which add up."""
+    """How many tasks the selection runs.
+
+    Selectors are alternatives (rules refuse a combination, so a plan never prices one); should
+    one reach here anyway, a task set wins and names and categories add up.
+    """
     t = config.tasks
     if is_full_run(config) or t is None:
         return bench.task_count

@@ -9,6 +9,8 @@ not use `reconciler.core.scoring`.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 import re
 from collections.abc import Iterator
@@ -45,8 +47,8 @@ class Clock:
 
 
 class Example:
-    def __init__(self, client: httpx.Client, entrants: list[OracleEntrant]) -> None:
-        self.client, self.entrants = client, entrants
+    def __init__(self, client: httpx.Client, entrants: list[OracleEntrant], summaries: list[bytes]) -> None:
+        self.client, self.entrants, self.summaries = client, entrants, summaries
 
     def api(self, rank_by: str) -> list[dict[str, Any]]:
         response = self.client.get(f"{API}/benchmarks/hle", params={"rank_by": rank_by})
@@ -87,10 +89,12 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
         submitted.append((response.json()["id"], task_set))
     clock.now += 100_000  # far beyond these runs at the default speed
     entrants: list[OracleEntrant] = []
+    summaries: list[bytes] = []
     for run_id, task_set in submitted:
         assert client.get(f"{API}/benchmark-runs/{run_id}").json()["benchmark_run"]["status"] == "finished"
         entrants += entrants_from_results(_download(client, run_id, "results.csv"), run_id=run_id, task_set=task_set)
-    yield Example(client, entrants)
+        summaries.append(_download(client, run_id, "summary.csv"))
+    yield Example(client, entrants, summaries)
     client.close()
     transport.close()
 
@@ -140,6 +144,18 @@ def test_per_task_figures_all_sum_every_attempt_of_a_task(example: Example) -> N
         assert _close(entry["cost_per_task"], expected["cost_per_task"], 6)
         assert _close(entry["mean_duration_seconds"], expected["mean_duration_seconds"], 3)
         assert _close(entry["tokens_per_task"], expected["tokens_per_task"], 1)
+
+
+def test_summary_csv_carries_the_pass_at_k_interval_the_api_reports(example: Example) -> None:
+    # "Both are reported with a 95% confidence interval": wherever pass@1's is, pass@k's is too
+    board = {(e["harness"] or "", e["model"]): e for e in example.api("pass_at_1")}
+    rows = [row for summary in example.summaries for row in csv.DictReader(io.StringIO(summary.decode()))]
+    assert len(rows) == len(example.entrants)
+    for row in rows:
+        deepest = board[(row["harness"], row["model"])]["pass_at_k"][-1]
+        assert int(row["k"]) == deepest["k"]
+        for column, key in (("pass_at_k_ci_low", "ci_low"), ("pass_at_k_ci_high", "ci_high")):
+            assert _close(float(row[column]), deepest[key], 6)
 
 
 class _Rows(HTMLParser):
