@@ -278,14 +278,9 @@ def pass_at_1(outcomes: Outcomes, z: float = Z95) -> Interval:
     mean = sum(means, Fraction(0)) / tasks
     value = float(mean)
     if all(n == 1 for n, _ in counts):
-        low, high = wilson_interval(sum(c for _, c in counts), tasks, z)
-        return Interval(value=value, ci_low=low, ci_high=high, n=tasks, method="wilson")
-    if tasks < 2:
-        return Interval(value=value, ci_low=None, ci_high=None, n=tasks, method="cluster-normal")
-    variance = sum(((m - mean) ** 2 for m in means), Fraction(0)) / (tasks - 1)
-    standard_error = math.sqrt(variance / tasks)  # s/√T = √(s²/T)
-    low = max(0.0, value - z * standard_error)
-    high = min(1.0, value + z * standard_error)
+        wilson_low, wilson_high = wilson_interval(sum(c for _, c in counts), tasks, z)
+        return Interval(value=value, ci_low=wilson_low, ci_high=wilson_high, n=tasks, method="wilson")
+    low, high = _cluster_normal(means, z)
     return Interval(value=value, ci_low=low, ci_high=high, n=tasks, method="cluster-normal")
 
 

@@ -447,10 +447,10 @@ def tie_notes(views: list[RunView], board: list[dict[str, Any]], rank_by: str) -
             and (other["task_set"], other["resolved_version"]) == (entry["task_set"], entry["resolved_version"])
         ]
         if rank_by == "pass_at_1" and entry["rank"] == 1 and i > 0 and not same_value:
-            mine = firsts(entry)
-            b, c = scoring.discordant_pairs(best_first, mine)
-            p = scoring.mcnemar_exact_p(b, c)
             if entry["tied"]:
+                mine = firsts(entry)
+                b, c = scoring.discordant_pairs(best_first, mine)
+                p = scoring.mcnemar_exact_p(b, c)
                 shared = len(best_first.keys() & mine.keys())
                 notes[i] = (
                     f"Tied with the best: on the {shared} tasks both ran, the best alone passed {b} and this entrant"
