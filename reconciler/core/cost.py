@@ -1,7 +1,9 @@
 """What a paid action costs: tasks × agents × attempts, and dollars where history allows.
 
-Tasks come from the benchmark's manifest and the spec's selection; the dollar estimate uses
-the platform's leaderboard history of cost per task for the same harness and model.
+Tasks come from the benchmark's manifest and the spec's selection. The dollar estimate is
+per attempt: the platform's leaderboard reports cost per task with all of a task's attempts
+summed, so history is divided by the attempts per task of the run it came from, then multiplied
+by the attempts this spec asks for (`estimate_cost`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,18 @@ class Cost(BaseModel):
     attempts: int
     estimated_usd: float | None = None
     estimate_complete: bool = False  # every agent had a cost history
+    priced_agents: int = 0  # agents with a cost history
+    history_runs: int = 0  # distinct finished runs that history comes from
+
+    @property
+    def basis(self) -> str:
+        """Where the estimate comes from: `from 2 finished runs of these agents`; "" without one."""
+        if not self.priced_agents:
+            return ""
+        runs = f"{self.history_runs} finished run{'' if self.history_runs == 1 else 's'}"
+        if self.priced_agents < self.agents:
+            return f"from {runs} of {self.priced_agents} of the {self.agents} agents; no cost history for the others"
+        return f"from {runs} of {'this agent' if self.agents == 1 else 'these agents'}"
 
 
 def agent_key(harness: str | None, model: str | None) -> str:
@@ -42,7 +56,11 @@ def is_full_run(config: RunConfig) -> bool:
 
 
 def resolve_task_count(config: RunConfig, bench: BenchmarkState) -> int:
-    """How many tasks the selection runs: a task set overrides names and categories, which add up."""
+    """How many tasks the selection runs.
+
+    Selectors are alternatives (rules refuse a combination, so a plan never prices one); should
+    one reach here anyway, a task set wins and names and categories add up.
+    """
     t = config.tasks
     if is_full_run(config) or t is None:
         return bench.task_count
@@ -56,15 +74,22 @@ def resolve_task_count(config: RunConfig, bench: BenchmarkState) -> int:
 
 
 def estimate_cost(config: RunConfig, bench: BenchmarkState) -> Cost:
+    """tasks × attempts per task × (each priced agent's cost per attempt from history), summed.
+
+    `bench.cost_per_task` holds cost per task *and attempt* (see `engine.observe`), so a
+    3-attempt history priced for a 1-attempt spec is not counted three times.
+    """
     tasks = resolve_task_count(config, bench)
     per_agent = tasks * config.attempts_per_task
-    known = [bench.cost_per_task.get(k) for k in agent_models(config, bench.default_harness)]
-    priced = [c for c in known if c is not None]
+    keys = agent_models(config, bench.default_harness)
+    priced = [k for k in keys if k in bench.cost_per_task]
     return Cost(
         tasks=tasks,
         agents=len(config.agents),
         attempts_per_task=config.attempts_per_task,
         attempts=per_agent * len(config.agents),
-        estimated_usd=round(sum(c * per_agent for c in priced), 2) if priced else None,
-        estimate_complete=len(priced) == len(known),
+        estimated_usd=round(sum(bench.cost_per_task[k] * per_agent for k in priced), 2) if priced else None,
+        estimate_complete=len(priced) == len(keys),
+        priced_agents=len(priced),
+        history_runs=len({bench.cost_runs.get(k, k) for k in priced}),
     )

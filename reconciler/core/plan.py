@@ -65,6 +65,7 @@ class Action(BaseModel):
     blocked_by: str | None = None
     download_types: tuple[str, ...] = ()
     will_stop: bool = False  # an orphan that this apply stops (prune)
+    warnings: tuple[str, ...] = ()  # rule warnings on the config a submit sends (they do not block it)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -374,7 +375,12 @@ class _Planner:
             reason = f"config changed: stop {old.name} ({old.status}), submit the new config"
         else:
             reason = "no run of this config yet"
-        return Action(kind=kind, reason=reason, cost=cost, **base)
+        warnings = tuple(
+            f"{dotted(f.path)}: {f.message}"
+            for f in rules.check(spec.config, bench.facts)
+            if f.severity is Severity.WARNING
+        )
+        return Action(kind=kind, reason=reason, cost=cost, warnings=warnings, **base)
 
     @staticmethod
     def _blocked(base: dict[str, str | None], code: str, reason: str, cost: Cost | None = None) -> Action:

@@ -14,8 +14,15 @@ two-sided 95% normal quantile `Z95`.
 - 95% interval of pass@1: the Wilson score interval over tasks when every task has exactly one
   attempt (`"wilson"`); otherwise a normal interval on the per-task means, clustered by task
   (`"cluster-normal"`), clipped to [0, 1].
-- Ties: the exact two-sided McNemar test on first attempts, α = 0.05, only between entrants of
-  the same task set and resolved benchmark version.
+- 95% interval of pass@k, k > 1: the same cluster-normal interval on the per-task unbiased
+  estimates e_i = 1 − C(n_i−c_i, k)/C(n_i, k): pass@k ± z · s/√T, s² = Σ (e_i − pass@k)²/(T − 1).
+- Ranks and ties (`leaderboard`, `competition_ranks`): one list sorted by the ranked metric;
+  competition ranks (1, 1, 3) of that order. Only entrants of the same task set and resolved
+  benchmark version can tie: on exactly equal values, and, ranking by pass@1, when the exact
+  two-sided McNemar test on first attempts (α = 0.05) cannot separate one from the best
+  entrant; then every entrant listed between the best and it also ranks 1.
+- Per-task figures: cost, time and tokens per task are totals over all of a task's attempts,
+  averaged over tasks (the caller computes them; see `Entrant`).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from typing import Final, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "DESCENDING",
     "Z95",
     "Entrant",
     "Interval",
@@ -40,6 +48,7 @@ __all__ = [
     "RunRef",
     "TaskSelection",
     "TaskSet",
+    "competition_ranks",
     "discordant_pairs",
     "first_attempts",
     "indistinguishable",
@@ -47,9 +56,11 @@ __all__ = [
     "ks_for",
     "leaderboard",
     "mcnemar_exact_p",
+    "order_key",
     "pass_at_1",
     "pass_at_k_curve",
     "pass_at_k_unbiased",
+    "ranked_k",
     "wilson_interval",
 ]
 
@@ -86,10 +97,17 @@ class Interval(_Frozen):
 
 
 class PassAtK(_Frozen):
-    """One point of the pass@k curve; JSON `{k, value}`."""
+    """One point of the pass@k curve with its 95% interval; JSON `{k, value, ci_low, ci_high, method}`.
+
+    The bounds are None when undefined (a cluster-normal interval over a single task) and
+    `method` is None only in platform answers that carry no interval.
+    """
 
     k: int = Field(ge=1)
     value: float = Field(ge=0.0, le=1.0)
+    ci_low: float | None = None
+    ci_high: float | None = None
+    method: Method | None = None
 
 
 class RunRef(_Frozen):
@@ -104,8 +122,10 @@ class Entrant(_Frozen):
     """One leaderboard candidate: one agent (harness + model) of one eligible run.
 
     `outcomes` maps each task to its attempts in attempt order (pass@1 and pass@k use all of
-    them; the tie test uses attempt 0). `completed_at` is ISO-8601; a timestamp without an
-    offset is read as UTC.
+    them; the tie test uses attempt 0). `cost_per_task`, `mean_duration_seconds` and
+    `tokens_per_task` are per task with all of its attempts summed (a 3-attempt run spends
+    about three times what a 1-attempt run does). `completed_at` is ISO-8601; a timestamp
+    without an offset is read as UTC.
     """
 
     harness: str | None
@@ -258,23 +278,34 @@ def pass_at_1(outcomes: Outcomes, z: float = Z95) -> Interval:
     mean = sum(means, Fraction(0)) / tasks
     value = float(mean)
     if all(n == 1 for n, _ in counts):
-        low, high = wilson_interval(sum(c for _, c in counts), tasks, z)
-        return Interval(value=value, ci_low=low, ci_high=high, n=tasks, method="wilson")
-    if tasks < 2:
-        return Interval(value=value, ci_low=None, ci_high=None, n=tasks, method="cluster-normal")
-    variance = sum(((m - mean) ** 2 for m in means), Fraction(0)) / (tasks - 1)
-    standard_error = math.sqrt(variance / tasks)  # s/√T = √(s²/T)
-    low = max(0.0, value - z * standard_error)
-    high = min(1.0, value + z * standard_error)
+        wilson_low, wilson_high = wilson_interval(sum(c for _, c in counts), tasks, z)
+        return Interval(value=value, ci_low=wilson_low, ci_high=wilson_high, n=tasks, method="wilson")
+    low, high = _cluster_normal(means, z)
     return Interval(value=value, ci_low=low, ci_high=high, n=tasks, method="cluster-normal")
 
 
-def pass_at_k_curve(outcomes: Outcomes) -> list[PassAtK]:
-    """pass@k = (1/T) · Σ (1 − C(n−c, k)/C(n, k)) for each k in `ks_for(min n over tasks)`.
+def _cluster_normal(estimates: Sequence[Fraction], z: float) -> tuple[float | None, float | None]:
+    """mean ± z · s/√T over per-task estimates, clipped to [0, 1]; (None, None) for one task."""
+    tasks = len(estimates)
+    if tasks < 2:
+        return None, None
+    mean = sum(estimates, Fraction(0)) / tasks
+    variance = sum(((m - mean) ** 2 for m in estimates), Fraction(0)) / (tasks - 1)
+    standard_error = math.sqrt(variance / tasks)  # s/√T = √(s²/T)
+    value = float(mean)
+    return max(0.0, value - z * standard_error), min(1.0, value + z * standard_error)
+
+
+def pass_at_k_curve(outcomes: Outcomes, z: float = Z95) -> list[PassAtK]:
+    """pass@k = (1/T) · Σ (1 − C(n−c, k)/C(n, k)) for each k in `ks_for(min n over tasks)`, with 95% intervals.
 
     Ascending in k; the last point is the deepest k. Empty when there are no tasks. The k = 1
-    point equals `pass_at_1(outcomes).value` exactly. Raises ValueError for a task without
-    attempts.
+    point equals `pass_at_1(outcomes)` exactly, interval and method included. For k > 1 the
+    interval is the cluster-normal one over tasks (`"cluster-normal"`): with the per-task
+    estimates e_i = 1 − C(n_i−c_i, k)/C(n_i, k),
+        s² = Σ (e_i − pass@k)² / (T − 1),   interval = pass@k ± z · s/√T, clipped to [0, 1];
+    tasks, not attempts, are the independent draws, as for pass@1 with several attempts.
+    With one task both bounds are None. Raises ValueError for a task without attempts.
     """
     counts = _counts(outcomes)
     if not counts:
@@ -282,8 +313,17 @@ def pass_at_k_curve(outcomes: Outcomes) -> list[PassAtK]:
     tasks = len(counts)
     curve: list[PassAtK] = []
     for k in ks_for(min(n for n, _ in counts)):
-        total = sum((_pass_at_k_exact(n, c, k) for n, c in counts), Fraction(0))
-        curve.append(PassAtK(k=k, value=float(total / tasks)))
+        if k == 1:
+            first = pass_at_1(outcomes, z)
+            if first.value is not None:
+                curve.append(
+                    PassAtK(k=1, value=first.value, ci_low=first.ci_low, ci_high=first.ci_high, method=first.method)
+                )
+            continue
+        estimates = [_pass_at_k_exact(n, c, k) for n, c in counts]
+        low, high = _cluster_normal(estimates, z)
+        value = float(sum(estimates, Fraction(0)) / tasks)
+        curve.append(PassAtK(k=k, value=value, ci_low=low, ci_high=high, method="cluster-normal"))
     return curve
 
 
@@ -393,11 +433,11 @@ class _Scored:
         self.pass_at_1 = pass_at_1(entrant.outcomes)
         self.pass_at_k = pass_at_k_curve(entrant.outcomes)
 
-    def metric(self, rank_by: RankBy) -> float | None:
+    def metric(self, rank_by: RankBy, k: int | None) -> float | None:
         if rank_by == "pass_at_1":
             return self.pass_at_1.value
         if rank_by == "pass_at_k":
-            return self.pass_at_k[-1].value if self.pass_at_k else None
+            return next((point.value for point in self.pass_at_k if point.k == k), None)
         if rank_by == "cost_per_task":
             return self.entrant.cost_per_task
         if rank_by == "time_per_task":
@@ -408,47 +448,90 @@ class _Scored:
         return self.entrant.task_set, self.entrant.resolved_version
 
 
-_DESCENDING: Final[frozenset[RankBy]] = frozenset({"pass_at_1", "pass_at_k"})
+DESCENDING: Final[frozenset[RankBy]] = frozenset({"pass_at_1", "pass_at_k"})
+"""The metrics where higher is better; the others (cost, time, tokens) rank lowest first."""
 
 
-def _sort_key(row: _Scored, rank_by: RankBy) -> tuple[bool, float, str, str, bool, str]:
-    value = row.metric(rank_by)
-    signed = 0.0 if value is None else (-value if rank_by in _DESCENDING else value)
-    e = row.entrant
-    return value is None, signed, e.model, e.harness or "", e.harness is not None, e.run_id
+def ranked_k(curves: Sequence[Sequence[PassAtK]]) -> int | None:
+    """The k that `rank_by = "pass_at_k"` ranks on: the deepest k any entrant has (None: no curve).
+
+    One k for the whole list, so every ranked value measures the same thing; an entrant whose
+    curve has no point at that k has no value for it (it is listed last, never compared at
+    another k).
+    """
+    return max((curve[-1].k for curve in curves if curve), default=None)
 
 
-def _rank_with_ties(ordered: list[_Scored], rank_by: RankBy) -> list[tuple[_Scored, int, bool]]:
-    leader, others = ordered[0], ordered[1:]
-    if leader.metric(rank_by) is None:  # nobody has the metric: nothing to test against
-        return [(row, position + 1, False) for position, row in enumerate(ordered)]
-    leader_first = first_attempts(leader.entrant.outcomes)
-    tied = [
-        row
-        for row in others
-        if row.metric(rank_by) is not None
-        and row.group() == leader.group()
-        and indistinguishable(leader_first, first_attempts(row.entrant.outcomes))
-    ]
-    tied_ids = {id(row) for row in tied}
-    rest = [row for row in others if id(row) not in tied_ids]
-    ranked = [(leader, 1, bool(tied))] + [(row, 1, True) for row in tied]
-    ranked += [(row, len(ranked) + index + 1, False) for index, row in enumerate(rest)]
-    return ranked
+def order_key(
+    value: float | None,
+    rank_by: RankBy,
+    *,
+    task_set: str | None,
+    resolved_version: str | None,
+    model: str,
+    harness: str | None,
+    run_id: str | None,
+) -> tuple[bool, float, str, str, str, str, bool, str]:
+    """The sort key of the list: the metric (best first, missing last), then a fixed tiebreak.
+
+    Equal values are grouped by (task set, version) so that entrants which can tie are
+    adjacent, then ordered by model, harness and run id, so the order never depends on input
+    order.
+    """
+    signed = 0.0 if value is None else (-value if rank_by in DESCENDING else value)
+    return (
+        value is None,
+        signed,
+        task_set or "",
+        resolved_version or "",
+        model,
+        harness or "",
+        harness is not None,
+        run_id or "",
+    )
 
 
-def _rank_by_value(ordered: list[_Scored], rank_by: RankBy) -> list[tuple[_Scored, int, bool]]:
-    values = [row.metric(rank_by) for row in ordered]
-    ranked: list[tuple[_Scored, int, bool]] = []
-    start = 0  # sorted, so equal values are contiguous: [start, end) is one run of equals
-    while start < len(ordered):
-        end = start + 1
-        while end < len(ordered) and values[end] == values[start]:
-            end += 1
-        shared = end - start > 1 and values[start] is not None
-        ranked += [(row, start + 1, shared) for row in ordered[start:end]]
-        start = end
-    return ranked
+def competition_ranks(
+    values: Sequence[float | None],
+    groups: Sequence[tuple[str | None, str | None]],
+    tied_with_best: Sequence[bool] | None = None,
+) -> list[tuple[int, bool]]:
+    """(rank, tied) for each entrant of a list already in `order_key` order.
+
+    Two entrants tie when they are in the same group (task set, resolved version) and either
+    have exactly the same value, or (`tied_with_best`, only for pass@1) one is the best (the
+    first in the list) and the significance test cannot separate the other from it. Ranks are
+    competition ranks of the listed order: the rank of an entrant is 1 + the number of
+    entrants listed before the first entrant it shares a rank with (1, 1, 3).
+
+    Because the list stays sorted by the metric, an entrant tied with the best pulls everyone
+    listed between it and the best to rank 1 as well: they scored at least as well as one
+    that shares rank 1. Such an entrant (for example a parity run between two tied full runs)
+    has rank 1 but `tied = False`, since it was never tested. Entrants without a value never
+    tie and share the rank after the last valued one.
+    """
+    count = len(values)
+    if len(groups) != count or (tied_with_best is not None and len(tied_with_best) != count):
+        raise ValueError("values, groups and tied_with_best must have one item per entrant")
+    tied = [False] * count
+    # block_start[i]: index of the first entrant sharing i's rank
+    block_start = list(range(count))
+    for i in range(1, count):
+        if values[i] is not None and values[i] == values[i - 1] and groups[i] == groups[i - 1]:
+            block_start[i] = block_start[i - 1]
+            tied[i] = tied[i - 1] = True
+        elif values[i] is None and values[i - 1] is None:
+            block_start[i] = block_start[i - 1]
+    if tied_with_best is not None and count and values[0] is not None:
+        last = max((i for i in range(1, count) if tied_with_best[i] and values[i] is not None), default=0)
+        if last:
+            tied[0] = True
+            for i in range(1, last + 1):
+                tied[i] = tied[i] or tied_with_best[i]
+            for i in range(count):
+                if block_start[i] <= last:
+                    block_start[i] = 0
+    return [(block_start[i] + 1, tied[i]) for i in range(count)]
 
 
 def leaderboard(entrants: Sequence[Entrant], rank_by: RankBy = "pass_at_1") -> list[LeaderboardEntry]:
@@ -456,24 +539,48 @@ def leaderboard(entrants: Sequence[Entrant], rank_by: RankBy = "pass_at_1") -> l
 
     1. One row per (harness, model): the entrant with the latest `completed_at`, ties broken
        by the greater run_id. (Eligibility is the caller's: see `is_eligible`.)
-    2. Sort by the metric: pass@1 and pass@k (the deepest k's value) descending; cost per
-       task, time per task (`mean_duration_seconds`) and tokens per task ascending; a missing
-       value last. Equal values are ordered by (model, harness or "", run_id).
-    3. Ranks when sorting by pass@1 or pass@k: the leader (first) has rank 1. Every entrant
-       of the leader's (task_set, resolved_version) group whose first attempts the exact
-       McNemar test (α = 0.05, on the tasks both ran) cannot separate from the leader's also
-       gets rank 1 and `tied=True`; the leader is `tied` when at least one entrant ties with
-       it. Tied entrants are listed right after the leader, in metric order, so the listed
-       ranks never decrease; everyone else gets the competition rank 1 + the number of
-       entrants listed before it (1, 1, 3). Entrants of other groups are never tied.
-    4. Ranks when sorting by cost, time or tokens: competition ranks on the value, where
-       exactly equal values share the rank of the first of them and are `tied`. Entrants
-       without the value share the rank after the last valued one, untied (nothing to tie on).
+    2. Every entrant is in one list sorted by the metric (`order_key`): pass@1 and pass@k
+       descending; cost per task, time per task (`mean_duration_seconds`) and tokens per task
+       ascending; a missing value last. pass@k is read at one k for the whole list
+       (`ranked_k`, the deepest k any entrant has); an entrant without a point at that k has
+       no value. Full runs and parity runs are in the same list.
+    3. Ranks are competition ranks of that order (`competition_ranks`). Ties only ever join
+       entrants of the same task set and resolved version: exactly equal values tie, and,
+       ranking by pass@1, an entrant whose first attempts the exact McNemar test (α = 0.05,
+       on the tasks both ran) cannot separate from the best entrant's shares rank 1 with it.
+       Everyone listed between the best and such an entrant also has rank 1 (see
+       `competition_ranks`), so ranks never decrease down the list.
+
+    The significance test is a test of first attempts, i.e. of pass@1, so it decides ties only
+    when ranking by pass@1; for pass@k, cost, time and tokens only equal values tie.
     """
-    ordered = sorted((_Scored(e) for e in _latest_per_entrant(entrants)), key=lambda row: _sort_key(row, rank_by))
-    if not ordered:
-        return []
-    ranked = _rank_with_ties(ordered, rank_by) if rank_by in _DESCENDING else _rank_by_value(ordered, rank_by)
+    scored = [_Scored(e) for e in _latest_per_entrant(entrants)]
+    k = ranked_k([row.pass_at_k for row in scored]) if rank_by == "pass_at_k" else None
+
+    def key(row: _Scored) -> tuple[bool, float, str, str, str, str, bool, str]:
+        e = row.entrant
+        return order_key(
+            row.metric(rank_by, k),
+            rank_by,
+            task_set=e.task_set,
+            resolved_version=e.resolved_version,
+            model=e.model,
+            harness=e.harness,
+            run_id=e.run_id,
+        )
+
+    ordered = sorted(scored, key=key)
+    values = [row.metric(rank_by, k) for row in ordered]
+    groups: list[tuple[str | None, str | None]] = [row.group() for row in ordered]
+    tied_with_best: list[bool] | None = None
+    if rank_by == "pass_at_1" and ordered:
+        best = ordered[0]
+        best_first = first_attempts(best.entrant.outcomes)
+        tied_with_best = [False] + [
+            row.group() == best.group() and indistinguishable(best_first, first_attempts(row.entrant.outcomes))
+            for row in ordered[1:]
+        ]
+    ranks = competition_ranks(values, groups, tied_with_best)
     return [
         LeaderboardEntry(
             rank=rank,
@@ -489,5 +596,5 @@ def leaderboard(entrants: Sequence[Entrant], rank_by: RankBy = "pass_at_1") -> l
             tokens_per_task=row.entrant.tokens_per_task,
             run=RunRef(id=row.entrant.run_id, name=row.entrant.run_name, platform_url=row.entrant.run_platform_url),
         )
-        for row, rank, tied in ranked
+        for row, (rank, tied) in zip(ordered, ranks, strict=True)
     ]

@@ -73,6 +73,7 @@ class BenchmarkState(_Value):
     facts: BenchmarkFacts | None = None
     # "harness|model" -> cost per task and attempt, from the platform's leaderboard history
     cost_per_task: dict[str, float] = Field(default_factory=dict)
+    cost_runs: dict[str, str] = Field(default_factory=dict)  # "harness|model" -> the run that cost is from
     leaderboard_digest: str = ""
 
     @property

@@ -41,11 +41,18 @@ def benchmark_state(ref: str, detail: BenchmarkDetail) -> BenchmarkState:
         recommended_task_set=recommended,
         tasks=tasks,
         required_secret_names=tuple(b.required_secret_names),
+        default_harness=b.default_harness,
     )
+    # the leaderboard's cost per task sums a task's attempts: divide by the run's attempts per
+    # task (its deepest pass@k, which is the attempt count for a ranked run) to price one attempt
     costs: dict[str, float] = {}
+    cost_runs: dict[str, str] = {}
     for entry in detail.leaderboard_entries():
-        if entry.cost_per_task is not None:
-            costs.setdefault(agent_key(entry.harness, entry.model), entry.cost_per_task)
+        attempts = (entry.pass_at_k[-1].k if entry.pass_at_k else None) or 1
+        key = agent_key(entry.harness, entry.model)
+        if entry.cost_per_task is not None and key not in costs:
+            costs[key] = entry.cost_per_task / max(attempts, 1)
+            cost_runs[key] = entry.run.id if entry.run is not None and entry.run.id else key
     return BenchmarkState(
         ref=ref,
         id=b.id,
@@ -61,6 +68,7 @@ def benchmark_state(ref: str, detail: BenchmarkDetail) -> BenchmarkState:
         required_secret_names=tuple(b.required_secret_names),
         facts=facts,
         cost_per_task=costs,
+        cost_runs=cost_runs,
         leaderboard_digest=hashlib.sha256(canonical_json(detail.leaderboard).encode()).hexdigest()[:16],
     )
 

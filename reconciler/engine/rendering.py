@@ -12,7 +12,7 @@ from ..core.plan import Action, render_digest
 from ..core.world import Observed
 from ..errors import ReconcilerError
 from ..files import write_if_changed
-from ..render.leaderboard import order_rows, parse_rows, render_markdown, render_svg
+from ..render.leaderboard import order_rows, parse_rows, ranked_k, render_markdown, render_svg
 from ..render.markers import begin_marker, replace_block
 from ..safe_paths import UnsafePathError, is_ours, writable_path
 from ..settings import LOCAL_PLATFORM
@@ -65,11 +65,11 @@ async def render_spec(session: Session, spec: BenchmarkSpec, observed: Observed,
         return outcome
     root = session.project.root
     detail = await session.client.get_benchmark(spec.benchmark.ref)
-    rows = parse_rows(detail.leaderboard)
+    rows = order_rows(parse_rows(detail.leaderboard), lb.rank_by)  # rank the whole board, then filter
+    k = ranked_k(rows)
     if lb.scope == "repo":
         ours = {r.id for r in observed.runs if r.marker and r.marker.owner == session.owner}
         rows = [r for r in rows if r.run.id in ours]
-    rows = order_rows(rows, lb.rank_by)
     b = detail
     name = lb.name or spec.benchmark.ref
     table = render_markdown(
@@ -80,6 +80,8 @@ async def render_spec(session: Session, spec: BenchmarkSpec, observed: Observed,
         rank_by=lb.rank_by,
         scope=lb.scope,
         repo_root=root,
+        k=k,
+        local=session.platform == LOCAL_PLATFORM,
     )
     explicit_block = lb.name is not None
 

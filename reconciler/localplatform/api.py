@@ -69,6 +69,7 @@ class Platform:
     seed: int
     speed: float
     clock: Callable[[], float]
+    public_url: str | None = None  # where people open the pages; None: the address the request came to
 
 
 @dataclass
@@ -81,11 +82,16 @@ class Context:
     base: str
     now: float  # one clock reading for the whole request
 
+    @property
+    def public_base(self) -> str:
+        """The base of every `platform_url`: an address a browser can open, not the in-process one."""
+        return self.platform.public_url or self.base
+
     def benchmark_url(self, benchmark_id: str) -> str:
-        return f"{self.base}/benchmarks/{benchmark_id}"
+        return f"{self.public_base}/benchmarks/{benchmark_id}"
 
     def run_url(self, run_id: str) -> str:
-        return f"{self.base}/benchmarks/runs/{run_id}"
+        return f"{self.public_base}/benchmarks/runs/{run_id}"
 
 
 def platform_of(request: Request) -> Platform:

@@ -1,6 +1,6 @@
 """The embedded Osmosis platform as a Starlette app: every endpoint of docs/platform-api.md §2.
 
-    create_app(db_path, token=..., seed=..., speed=..., clock=..., faults=...)
+    create_app(db_path, token=..., seed=..., speed=..., clock=..., faults=..., public_url=...)
 
 - `token`: with one, `Authorization: Bearer <token>` must match (401 otherwise); None skips the
   check (in-process use).
@@ -8,6 +8,10 @@
 - `speed`: simulated seconds per clock second, fixed per run at submit.
 - `clock`: epoch seconds (default `time.time`); inject one to drive time in tests.
 - `faults`: latency, 5xx, 429 and truncated downloads (`faults.py`).
+- `public_url`: the base of every `platform_url` the API answers with, so a link committed in
+  a leaderboard opens in a browser. It defaults to `DEFAULT_PUBLIC_URL`, the address
+  `reconciler platform serve` listens on by default (serve passes its real address); None
+  names the address each request came to.
 
 The same app serves the web pages (`pages.py`) at the addresses the API's `platform_url`s name.
 
@@ -38,6 +42,8 @@ from .signing import FILES_PREFIX
 from .store import Store
 
 VERSION_HEADER = (b"x-osmosis-version-status", b"current")
+DEFAULT_PUBLIC_URL = "http://127.0.0.1:8765"
+"""`reconciler platform serve`'s default address (`--host 127.0.0.1 --port 8765`)."""
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
 
@@ -114,6 +120,7 @@ def create_app(
     faults: Faults | None = None,
     test_hooks: bool = False,
     bench_artifacts: tuple[int, int] | None = None,
+    public_url: str | None = DEFAULT_PUBLIC_URL,
 ) -> Starlette:
     if speed <= 0:
         raise ValueError(f"speed must be positive, got {speed}")
@@ -134,7 +141,7 @@ def create_app(
         exception_handlers={ApiError: _api_error, HTTPException: _http_error},
         lifespan=lifespan,
     )
-    app.state.platform = Platform(store, token, seed, speed, clock)
+    app.state.platform = Platform(store, token, seed, speed, clock, public_url.rstrip("/") if public_url else None)
     app.state.outputs = OutputCache(extra=testhooks.bulk_artifacts(*bench_artifacts) if bench_artifacts else None)
     app.state.test_hooks = testhooks.TestHooks(enabled=test_hooks)
     return app

@@ -109,6 +109,7 @@ class BenchmarkSpec:
             recommended_task_set=recommended,
             tasks=tuple(TaskInfo(name=t.name, category=t.category, difficulty=t.difficulty) for t in self.tasks),
             required_secret_names=self.required_secret_names,
+            default_harness=self.default_harness,
         )
 
 
@@ -373,6 +374,12 @@ SEEDED_SECRETS: tuple[tuple[str, str], ...] = (
     ("user", "HLE_JUDGE_API_KEY"),
     ("user", "HF_TOKEN"),
 )
+
+# A workspace with this name (or a git identity whose repository has it) has no valid billing:
+# it reads everything, and every submit is refused ("Submission is where billing is checked, so a
+# workspace without valid billing is told at submit rather than being locked out of the form.")
+NO_BILLING_WORKSPACE = "no-billing"
+BILLING_REQUIRED = "BILLING_REQUIRED"  # the 403 code the official client 0.3.8 maps (wire reference §1)
 
 # A workspace with this name (or a git identity whose repository has it) has benchmarks disabled.
 NO_BENCHMARKS_WORKSPACE = "no-benchmarks"

@@ -1,8 +1,10 @@
 """Per-agent scores of one run at one moment, through `reconciler.core.scoring`.
 
 A result counts towards pass@k when it was produced (passed, failed or errored; errored counts
-as a fail); cancelled slots count only in the totals. Agents of one run are ranked against each
-other with the same rules as the leaderboard (pass@1, McNemar ties with the leader).
+as a fail); cancelled slots count only in the totals. Cost, time and tokens per task all mean
+the same thing: what one task took with all of its attempts summed, averaged over tasks. Agents
+of one run are ranked against each other with the leaderboard's rules (`scoring.leaderboard`,
+by pass@1).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ class AgentScore:
 
     @property
     def mean_duration_seconds(self) -> float | None:
-        return round(self.duration_total / self.produced, 3) if self.produced else None
+        """Seconds per task, all of its attempts summed (like cost and tokens per task)."""
+        return round(self.duration_total / self.n_tasks, 3) if self.n_tasks else None
 
     @property
     def tokens_per_task(self) -> float | None:

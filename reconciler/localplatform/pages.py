@@ -66,6 +66,27 @@ RANK_LABELS: dict[str, str] = {
     "time_per_task": "Time / task",
     "tokens_per_task": "Tokens / task",
 }
+
+
+def ranked_k(board: list[dict[str, Any]]) -> int | None:
+    """The one k of the Pass@k column: the deepest k of any entrant (as `scoring.ranked_k`)."""
+    return max((e["pass_at_k"][-1]["k"] for e in board if e["pass_at_k"]), default=None)
+
+
+def point_at(entry: dict[str, Any], k: int | None) -> dict[str, Any] | None:
+    """The entrant's pass@k point at exactly k, or None: a column never shows another k."""
+    return next((p for p in entry["pass_at_k"] if p["k"] == k), None)
+
+
+def ranked_value(entry: dict[str, Any], rank_by: str, k: int | None) -> float | None:
+    if rank_by == "pass_at_k":
+        point = point_at(entry, k)
+        return point["value"] if point else None
+    key = {"pass_at_1": None, "time_per_task": "mean_duration_seconds"}.get(rank_by, rank_by)
+    found: float | None = entry["pass_at_1"]["value"] if key is None else entry[key]
+    return found
+
+
 ELIGIBILITY = (
     "its run finished, and the agent itself finished",
     "the run covered the full task list, or a parity set the benchmark publishes",
@@ -394,7 +415,7 @@ def run_rows(ctx: Context, benchmark_id: str | None, offset: int) -> tuple[list[
     """A page of run list items (the API's `run_item`) and the total count."""
     found = ctx.db.runs(ctx.ws, benchmark_id=benchmark_id, limit=RUNS_PAGE, offset=offset)
     total = ctx.db.count_runs(ctx.ws, benchmark_id=benchmark_id)
-    items = [run_item(RunView(r, ctx.db, ctx.now, ctx.base), BY_KEY[r.benchmark_key].name) for r in found]
+    items = [run_item(RunView(r, ctx.db, ctx.now, ctx.public_base), BY_KEY[r.benchmark_key].name) for r in found]
     return items, total
 
 
@@ -403,37 +424,51 @@ def tie_notes(views: list[RunView], board: list[dict[str, Any]], rank_by: str) -
     notes: dict[int, str] = {}
     if not board:
         return notes
-    if rank_by in ("pass_at_1", "pass_at_k"):
-        outcomes: dict[tuple[str, str | None, str], dict[str, list[bool]]] = {}
-        for view in views:
-            for agent, score in zip(view.agents, view.scores, strict=True):
-                outcomes[(view.row.id, agent.effective_harness, agent.model)] = score.outcomes
-        leader = board[0]
-        leader_first = scoring.first_attempts(
-            outcomes.get((leader["run"]["id"], leader["harness"], leader["model"]), {})
-        )
-        tied = [i for i, e in enumerate(board) if e["tied"] and i > 0]
-        if leader["tied"]:
-            notes[0] = (
-                f"Leader. {len(tied)} entrant(s) cannot be told apart from it: an exact two-sided McNemar test on"
-                " first attempts (α = 0.05, tasks both ran) finds no significant difference, so they share rank 1."
-            )
-        for i in tied:
-            entry = board[i]
-            mine = scoring.first_attempts(outcomes.get((entry["run"]["id"], entry["harness"], entry["model"]), {}))
-            b, c = scoring.discordant_pairs(leader_first, mine)
-            shared = len(leader_first.keys() & mine.keys())
-            p = scoring.mcnemar_exact_p(b, c)
-            notes[i] = (
-                f"Tied with the leader: on the {shared} tasks both ran, the leader alone passed {b} and this entrant"
-                f" alone passed {c} on the first attempt; exact McNemar p = {p:.3f} ≥ 0.05, so the difference is not"
-                " significant."
-            )
-    else:
-        label = RANK_LABELS[rank_by].lower()
-        for i, entry in enumerate(board):
+    outcomes: dict[tuple[str, str | None, str], dict[str, list[bool]]] = {}
+    for view in views:
+        for agent, score in zip(view.agents, view.scores, strict=True):
+            outcomes[(view.row.id, agent.effective_harness, agent.model)] = score.outcomes
+
+    def firsts(entry: dict[str, Any]) -> dict[str, bool]:
+        return scoring.first_attempts(outcomes.get((entry["run"]["id"], entry["harness"], entry["model"]), {}))
+
+    best = board[0]
+    best_first = firsts(best)
+    label = RANK_LABELS[rank_by].lower()
+    k = ranked_k(board)
+    for i, entry in enumerate(board):
+        mine_value = ranked_value(entry, rank_by, k)
+        same_value = [
+            j
+            for j, other in enumerate(board)
+            if j != i
+            and mine_value is not None
+            and ranked_value(other, rank_by, k) == mine_value
+            and (other["task_set"], other["resolved_version"]) == (entry["task_set"], entry["resolved_version"])
+        ]
+        if rank_by == "pass_at_1" and entry["rank"] == 1 and i > 0 and not same_value:
             if entry["tied"]:
-                notes[i] = f"Shares rank {entry['rank']}: exactly the same {label} as the entrants it is listed with."
+                mine = firsts(entry)
+                b, c = scoring.discordant_pairs(best_first, mine)
+                p = scoring.mcnemar_exact_p(b, c)
+                shared = len(best_first.keys() & mine.keys())
+                notes[i] = (
+                    f"Tied with the best: on the {shared} tasks both ran, the best alone passed {b} and this entrant"
+                    f" alone passed {c} on the first attempt; exact McNemar p = {p:.3f} ≥ 0.05, so the difference is"
+                    " not significant."
+                )
+            else:
+                notes[i] = (
+                    "Rank 1 without a tie: it scores at least as well as an entrant listed below it that the test"
+                    " cannot separate from the best, so it cannot rank below that entrant."
+                )
+        elif rank_by == "pass_at_1" and i == 0 and entry["tied"] and not same_value:
+            notes[i] = (
+                "The best. Entrants of the same task set and version that an exact two-sided McNemar test on first"
+                " attempts (α = 0.05, tasks both ran) cannot separate from it share rank 1."
+            )
+        elif entry["tied"]:
+            notes[i] = f"Shares rank {entry['rank']}: exactly the same {label} as the entrants it is listed with."
     return notes
 
 
@@ -459,6 +494,8 @@ async def benchmark(request: Request) -> Response:
                 benchmark=detail,
                 board=board,
                 notes=tie_notes(views, board, rank_by),
+                ranked_k=ranked_k(board),
+                point_at=point_at,
                 rank_by=rank_by,
                 rank_labels=RANK_LABELS,
                 eligibility=ELIGIBILITY,

@@ -259,7 +259,7 @@ def result_detail(request: Request, ctx: Context, view: RunView, result_id: str)
     if slot.outcome in PRODUCED:
         at = snapshot(view)
         cache: OutputCache = request.app.state.outputs
-        every = cache.files(RunView(view.row, ctx.db, ctx.now, ctx.base, at=float(at)))
+        every = cache.files(RunView(view.row, ctx.db, ctx.now, ctx.public_base, at=float(at)))
         key = ctx.platform.store.signing_key
         prefix = f"artifacts/{result_id}/"
         mine = sorted((p for p in every if p.startswith(prefix)), key=lambda p: ("/verifier/" not in p, p))

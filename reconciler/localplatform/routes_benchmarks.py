@@ -17,7 +17,7 @@ from .views import benchmark_detail, benchmark_entry, leaderboard
 
 def ranked_candidates(ctx: Context, row: BenchmarkRow) -> list[RunView]:
     """The workspace's finished, unfiltered runs on this benchmark, newest first."""
-    return [RunView(r, ctx.db, ctx.now, ctx.base) for r in ctx.db.finished_ranked_runs(ctx.ws, row.id, ctx.now)]
+    return [RunView(r, ctx.db, ctx.now, ctx.public_base) for r in ctx.db.finished_ranked_runs(ctx.ws, row.id, ctx.now)]
 
 
 def find_benchmark(ctx: Context, ref: str) -> BenchmarkRow:

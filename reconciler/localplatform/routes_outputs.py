@@ -79,7 +79,7 @@ async def manifest(request: Request) -> Response:
         if hostile is not None:  # test hook: list exactly what the test asked for
             listed = [{"path": p, "size": n, "token": f"{at}:hook"} for p, n in hostile]
             return ok({"files": listed, "totals": {"files": len(listed)}, "status": view.status})
-        files = _cache(request).files(RunView(view.row, ctx.db, ctx.now, ctx.base, at=float(at)))
+        files = _cache(request).files(RunView(view.row, ctx.db, ctx.now, ctx.public_base, at=float(at)))
         chosen = [(path, content) for path, content in files.items() if path_type(path) in wanted]
         by_type = {t: {"files": 0, "bytes": 0} for t in wanted}
         for path, content in chosen:
@@ -123,7 +123,9 @@ async def download_urls(request: Request) -> Response:
                     400, f"items[{i}].token is not one this server issued", "VALIDATION", field=f"items[{i}].token"
                 )
             if moment not in snapshots:
-                snapshots[moment] = _cache(request).files(RunView(view.row, ctx.db, ctx.now, ctx.base, at=moment))
+                snapshots[moment] = _cache(request).files(
+                    RunView(view.row, ctx.db, ctx.now, ctx.public_base, at=moment)
+                )
             if path not in snapshots[moment]:
                 raise ApiError(404, f"Run output not found: {path}", "OUTPUT_NOT_FOUND", field=f"items[{i}].path")
             entry = {"path": path, "url": sign_url(key, ctx.base, view.row.id, path, at, ctx.now)}

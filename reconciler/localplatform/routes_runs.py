@@ -24,7 +24,7 @@ def find_run(ctx: Context, ref: str) -> RunView:
     row = ctx.db.run(ctx.ws, ref)
     if row is None:
         raise ApiError(404, f"Benchmark run not found: {ref}", "RUN_NOT_FOUND")
-    return RunView(row, ctx.db, ctx.now, ctx.base)
+    return RunView(row, ctx.db, ctx.now, ctx.public_base)
 
 
 async def list_runs(request: Request) -> Response:
@@ -33,7 +33,7 @@ async def list_runs(request: Request) -> Response:
         benchmark_id = request.query_params.get("benchmark") or None
         rows = ctx.db.runs(ctx.ws, benchmark_id=benchmark_id, limit=limit, offset=offset)
         total = ctx.db.count_runs(ctx.ws, benchmark_id=benchmark_id)
-        items = [run_item(RunView(r, ctx.db, ctx.now, ctx.base), BY_KEY[r.benchmark_key].name) for r in rows]
+        items = [run_item(RunView(r, ctx.db, ctx.now, ctx.public_base), BY_KEY[r.benchmark_key].name) for r in rows]
         return ok(page("benchmark_runs", items, total, limit, offset))
 
 

@@ -28,7 +28,7 @@ def secret_item(row: SecretRow) -> dict[str, Any]:
 
 
 def _url(ctx: Context) -> str:
-    return f"{ctx.base}/secrets"
+    return f"{ctx.public_base}/secrets"
 
 
 def _name(body: dict[str, Any]) -> str:

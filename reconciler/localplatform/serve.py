@@ -62,10 +62,17 @@ def serve(
     test_hooks: bool = False,
     bench_artifacts: tuple[int, int] | None = None,
 ) -> None:
-    app = create_app(
-        db, token=token, seed=seed, speed=speed, faults=faults, test_hooks=test_hooks, bench_artifacts=bench_artifacts
-    )
     sock = bind(host, port)
+    app = create_app(
+        db,
+        token=token,
+        seed=seed,
+        speed=speed,
+        faults=faults,
+        test_hooks=test_hooks,
+        bench_artifacts=bench_artifacts,
+        public_url=url_of(sock),  # links name the address actually served, even with --port 0
+    )
     server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     stream = out or sys.stdout
     stream.write(f"serving on {url_of(sock)} token={token}\n")

@@ -9,7 +9,9 @@ Times are simulated seconds since submit. The run is `pending` until `queued_at`
 until `running_at`, then its attempts run with at most `max_concurrent_attempts` overlapping
 (first free slot wins; intervals are half-open, so one attempt ends exactly when the next
 starts), and the run ends at `end_at` as `finished`, or `failed` for a small seeded fraction of
-runs (or when every agent failed; each agent also fails for a small seeded fraction).
+runs. Each agent also fails for a small seeded fraction; its unstarted attempts are then
+cancelled, so not every expected result lands and the run ends `failed` too ("finished: Every
+expected result landed", the Benchmarks page's Status Lifecycle). A failed run never ranks.
 
 Attempt outcomes come from an agent-skill × task-difficulty model:
     p(pass) = logistic(skill(model) + offset(harness) − difficulty(task) − benchmark offset)
@@ -330,6 +332,10 @@ def build_schedule(inp: SimInput) -> Schedule:
         failure = RUN_FAILURES[int(unit(inp.run_id, "run-why") * len(RUN_FAILURES))]
     elif agent_status and all(s == "failed" for s in agent_status):
         final_status, failure = "failed", "every agent failed"
+    elif "failed" in agent_status:
+        failed = [a for a, status in enumerate(agent_status) if status == "failed"]
+        final_status = "failed"
+        failure = "; ".join(f"agent {a} ({inp.agents[a].model}) failed: {agent_failure[a]}" for a in failed)
     return Schedule(
         queued_at=queued_at,
         running_at=running_at,

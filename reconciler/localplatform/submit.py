@@ -19,7 +19,7 @@ from ..specs.diagnostics import Severity, dotted
 from ..specs.errors_text import describe_error
 from ..specs.run_config import DEFAULT_MAX_CONCURRENT_ATTEMPTS, RunConfig, payload_to_document
 from .api import ApiError, Context
-from .catalog import BY_KEY, BenchmarkSpec, TaskSpec
+from .catalog import BILLING_REQUIRED, BY_KEY, NO_BILLING_WORKSPACE, BenchmarkSpec, TaskSpec
 from .metrics import best_pass_at_1, score_agents
 from .routes_benchmarks import find_benchmark
 from .runview import agent_infos, force_of, iso
@@ -113,7 +113,7 @@ def secret_scopes(ctx: Context, config: RunConfig, spec: BenchmarkSpec, provided
         else:
             scopes[name] = "user_override" if len(found) == 2 else found.pop()
     if missing:
-        url = f"{ctx.base}/secrets"
+        url = f"{ctx.public_base}/secrets"
         raise ApiError(
             404,
             f"Secret(s) not found: {', '.join(missing)}",
@@ -166,6 +166,13 @@ def submit(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
             f"This run has {expected} task attempts; the local platform runs at most {MAX_ATTEMPTS_PER_RUN}",
             "VALIDATION",
             field="execution_config.attempts_per_task",
+        )
+    if ctx.ws.name.split("/")[-1] == NO_BILLING_WORKSPACE:
+        raise ApiError(
+            403,
+            f"Workspace {ctx.ws.name!r} has no valid billing, so benchmark runs cannot be submitted; add a"
+            " payment method in the workspace's billing settings on the platform, then submit again",
+            BILLING_REQUIRED,
         )
     stored = sanitized(body)
     content = hashlib.sha256(json.dumps(stored, sort_keys=True, separators=(",", ":")).encode()).hexdigest()

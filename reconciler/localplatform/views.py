@@ -16,7 +16,7 @@ def benchmark_entry(ctx: Context, row: BenchmarkRow, stats: tuple[int, int, RunR
     """A list entry; `stats` = (run count, active runs, newest run) from `Session.benchmark_stats`."""
     spec = BY_KEY[row.key]
     count, running, newest = stats if stats is not None else (0, 0, None)
-    latest = RunView(newest, ctx.db, ctx.now, ctx.base) if newest is not None else None
+    latest = RunView(newest, ctx.db, ctx.now, ctx.public_base) if newest is not None else None
     return {
         "id": row.id,
         "name": spec.name,

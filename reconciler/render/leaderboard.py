@@ -7,18 +7,24 @@ shapes it. Nothing here reads a clock, so a file changes only when the standings
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..core import scoring
 from .templates import environment
 
 RankBy = Literal["pass_at_1", "pass_at_k", "cost_per_task", "time_per_task", "tokens_per_task"]
 TIE_NOTE = (
-    "tied for first: an exact McNemar test on first-attempt outcomes (α = 0.05, tasks both ran)"
-    " cannot separate it from the leader"
+    "tied: the same value as another entrant of its task set and version, or, by pass@1, an exact"
+    " McNemar test on first attempts (α = 0.05, tasks both ran) cannot separate it from the best"
+)
+LOCAL_NOTE = (
+    "Run links open the local platform's pages: run `reconciler platform serve` in this repository (it"
+    " serves `.osmosis/local-platform.sqlite3` at http://127.0.0.1:8765) and open the `pages:` link it prints"
+    " once, which signs the browser in"
 )
 
 
@@ -37,6 +43,8 @@ class IntervalView(_Loose):
 class PassAtKView(_Loose):
     k: int
     value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
 
 
 class RunView(_Loose):
@@ -63,6 +71,10 @@ class Row(_Loose):
     def deepest(self) -> PassAtKView | None:
         return self.pass_at_k[-1] if self.pass_at_k else None
 
+    def at_k(self, k: int | None) -> PassAtKView | None:
+        """The point at exactly k, or None: a column names one k and never shows another."""
+        return next((point for point in self.pass_at_k if point.k == k), None)
+
 
 def parse_rows(entries: Iterable[Any]) -> list[Row]:
     """Entries the platform sent; anything that is not a well-formed entry object is dropped."""
@@ -77,44 +89,55 @@ def parse_rows(entries: Iterable[Any]) -> list[Row]:
     return rows
 
 
-def _deepest_value(r: Row) -> float | None:
-    return r.deepest.value if r.deepest else None
+def ranked_k(rows: Sequence[Row]) -> int | None:
+    """The one k of the pass@k column and ranking: the deepest k of any row (`scoring.ranked_k`)."""
+    return max((r.deepest.k for r in rows if r.deepest), default=None)
 
 
-# metric -> (getter, higher is better)
-_METRIC: dict[str, tuple[Callable[[Row], float | None], bool]] = {
-    "pass_at_1": (lambda r: r.pass_at_1.value, True),
-    "pass_at_k": (_deepest_value, True),
-    "cost_per_task": (lambda r: r.cost_per_task, False),
-    "time_per_task": (lambda r: r.mean_duration_seconds, False),
-    "tokens_per_task": (lambda r: r.tokens_per_task, False),
-}
+def ranked_value(row: Row, rank_by: RankBy, k: int | None) -> float | None:
+    if rank_by == "pass_at_1":
+        return row.pass_at_1.value
+    if rank_by == "pass_at_k":
+        point = row.at_k(k)
+        return point.value if point else None
+    if rank_by == "cost_per_task":
+        return row.cost_per_task
+    if rank_by == "time_per_task":
+        return row.mean_duration_seconds
+    return row.tokens_per_task
 
 
 def order_rows(rows: Sequence[Row], rank_by: RankBy) -> list[Row]:
-    """Rows in the spec's order. pass@1 keeps the platform's ranks and ties; other metrics re-rank.
+    """Rows in the spec's order, with the platform's rules (`scoring.leaderboard`) for every metric.
 
-    For cost, time and tokens, ranks are competition ranks on the value (1, 1, 3) and rows
-    without a value come last, sharing the next rank.
+    pass@1 keeps the platform's order, ranks and ties (its tie test needs per-task outcomes,
+    which only the platform has). Other metrics are re-ranked here with the same functions the
+    platform uses (`scoring.order_key`, `scoring.competition_ranks`), where only equal values
+    within a task set and version tie. Pass the whole leaderboard and filter afterwards, so
+    ranks stay workspace-wide.
     """
     if rank_by == "pass_at_1":
-        # stable: rows the platform ranked equally keep the platform's order (the leader first)
+        # stable: rows the platform ranked equally keep the platform's order
         return sorted(rows, key=lambda r: r.rank if r.rank is not None else math.inf)
-    get, descending = _METRIC[rank_by]
-
-    def key(r: Row) -> tuple[int, float, str, str]:
-        v = get(r)
-        if v is None:
-            return (1, 0.0, r.model, r.harness or "")
-        return (0, -v if descending else v, r.model, r.harness or "")
-
-    ordered = sorted(rows, key=key)
-    values = [get(r) for r in ordered]
-    out: list[Row] = []
-    for row, value in zip(ordered, values, strict=True):
-        shared = value is not None and values.count(value) > 1
-        out.append(row.model_copy(update={"rank": values.index(value) + 1, "tied": shared}))
-    return out
+    k = ranked_k(rows) if rank_by == "pass_at_k" else None
+    ordered = sorted(
+        rows,
+        key=lambda r: scoring.order_key(
+            ranked_value(r, rank_by, k),
+            rank_by,
+            task_set=r.task_set,
+            resolved_version=r.resolved_version,
+            model=r.model,
+            harness=r.harness,
+            run_id=r.run.id,
+        ),
+    )
+    ranks = scoring.competition_ranks(
+        [ranked_value(r, rank_by, k) for r in ordered], [(r.task_set, r.resolved_version) for r in ordered]
+    )
+    return [
+        row.model_copy(update={"rank": rank, "tied": tied}) for row, (rank, tied) in zip(ordered, ranks, strict=True)
+    ]
 
 
 # --- formatting ---------------------------------------------------------------------------------
@@ -127,12 +150,14 @@ def pct(value: float | None, n: int | None = None) -> str:
     return f"{value * 100:.{digits}f}%"
 
 
-def interval_text(iv: IntervalView) -> str:
-    if iv.value is None:
+def interval_text(iv: IntervalView | PassAtKView | None) -> str:
+    """`72% (65%–79%)`; the bounds are left out when the platform sent none; `–` without a value."""
+    if iv is None or iv.value is None:
         return "–"
-    text = pct(iv.value, iv.n)
+    n = iv.n if isinstance(iv, IntervalView) else None
+    text = pct(iv.value, n)
     if iv.ci_low is not None and iv.ci_high is not None:
-        text += f" ({pct(iv.ci_low, iv.n)}–{pct(iv.ci_high, iv.n)})"
+        text += f" ({pct(iv.ci_low, n)}–{pct(iv.ci_high, n)})"
     return text
 
 
@@ -179,10 +204,15 @@ def render_markdown(
     rank_by: RankBy,
     scope: str,
     repo_root: Path | None = None,
+    k: int | None = None,
+    local: bool = False,
 ) -> str:
+    """The table. `k` is the pass@k column's k (default: `ranked_k(rows)`; give the whole
+    leaderboard's when `rows` is filtered); `local` adds how to open the local platform's links.
+    """
     template = environment(repo_root).get_template("leaderboard.md.j2")
-    deepest = max((r.deepest.k for r in rows if r.deepest), default=1)
-    deepest_k = deepest if deepest > 1 else None  # pass@1 already has its own column
+    column_k = k if k is not None else ranked_k(rows)
+    deepest_k = column_k if column_k is not None and column_k > 1 else None  # pass@1 has its own column
     return template.render(
         title=title,
         benchmark_key=benchmark_key,
@@ -193,6 +223,7 @@ def render_markdown(
         deepest_k=deepest_k,
         any_tied=any(r.tied for r in rows),
         tie_note=TIE_NOTE,
+        local_note=LOCAL_NOTE if local else None,
         interval_text=interval_text,
         pct=pct,
         usd=usd,

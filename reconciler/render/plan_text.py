@@ -39,9 +39,7 @@ def cost_text(action: Action) -> str:
         return ""
     text = f"{c.tasks} tasks × {c.agents} agents × {c.attempts_per_task} attempts = {c.attempts} attempts"
     if c.estimated_usd is not None:
-        text += f", est. {money(c.estimated_usd)}" + (
-            "" if c.estimate_complete else " (partial: no cost history for some agents)"
-        )
+        text += f", est. {money(c.estimated_usd)}" + (f" ({c.basis})" if c.basis else "")
     else:
         text += ", cost unknown (no history for these agents)"
     return text
@@ -60,6 +58,8 @@ def action_line(action: Action, style: Any = None) -> str:
     cost = cost_text(action)
     if cost and action.kind is not ActionKind.BLOCKED:
         line += f"\n      {cost}"
+    for warning in action.warnings:
+        line += f"\n      warning: {warning}"
     return line
 
 

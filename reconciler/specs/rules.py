@@ -49,7 +49,9 @@ class HarnessSecret:
 # The harnesses that authenticate separately from the model, and the variable each reads.
 HARNESS_SECRETS: dict[str, HarnessSecret] = {
     "cursor-cli": HarnessSecret("CURSOR_API_KEY", required=True),
-    "mini-swe-agent": HarnessSecret("MSWEA_API_KEY", required=False),
+    # "Set that agent's `harness_api_key_secret` to `CURSOR_API_KEY` for Cursor CLI, or to
+    # `MSWEA_API_KEY` for Mini SWE-agent" (the CLI page): both are required alike.
+    "mini-swe-agent": HarnessSecret("MSWEA_API_KEY", required=True),
 }
 
 # Prefixes of well-known credential formats; a secret field holding one is a pasted key.
@@ -97,6 +99,7 @@ class BenchmarkFacts(BaseModel):
     recommended_task_set: str | None = None
     tasks: tuple[TaskInfo, ...] = ()
     required_secret_names: tuple[str, ...] = Field(default_factory=tuple)
+    default_harness: str | None = None  # the harness the benchmark's published scores were measured on
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,24 @@ def _task_set(config: RunConfig, facts: BenchmarkFacts | None) -> Iterator[Findi
             ("tasks", "task_set"),
             "TASK_SET_UNKNOWN",
             f"benchmark {facts.key!r} publishes no task set {value!r}",
+        )
+
+
+TASK_SELECTORS = ("task_set", "task_names", "categories")
+"""The [tasks] keys, each an alternative to the others ("every task, a named task set,
+categories, or explicit task names", the Benchmarks page)."""
+
+
+def _one_task_selector(config: RunConfig, _: BenchmarkFacts | None) -> Iterator[Finding]:
+    if config.tasks is None:
+        return
+    given = config.tasks.selectors
+    if len(given) > 1:
+        yield Finding(
+            ("tasks", given[1]),
+            "TASK_SELECTOR_COMBINED",
+            f"[tasks] selects by {' and '.join(sorted(given, key=TASK_SELECTORS.index))}; the platform takes one of task_set, task_names or"
+            " categories (it would run only one of them): keep one, or omit [tasks] for every task",
         )
 
 
@@ -357,6 +378,24 @@ def _hle_parity(config: RunConfig, facts: BenchmarkFacts | None) -> Iterator[Fin
         )
 
 
+def _harness_not_default(config: RunConfig, facts: BenchmarkFacts | None) -> Iterator[Finding]:
+    # "When a benchmark's published scores were measured on a specific harness, that harness is
+    # reported as the default. ... a run on another harness is not comparable with those scores."
+    assert facts is not None
+    default = facts.default_harness
+    if default is None:
+        return
+    for i, agent in enumerate(config.agents):
+        if agent.harness is not None and agent.harness != default:
+            yield Finding(
+                ("agents", i, "harness"),
+                "HARNESS_NOT_DEFAULT",
+                f"{facts.name}'s published scores were measured on {default}; a run on {agent.harness}"
+                " is not comparable with them (omit harness to use the default)",
+                severity=Severity.WARNING,
+            )
+
+
 def _judge(config: RunConfig, facts: BenchmarkFacts | None) -> Iterator[Finding]:
     assert facts is not None
     execution = config.execution
@@ -415,6 +454,7 @@ def _task_selection_exists(config: RunConfig, facts: BenchmarkFacts | None) -> I
 RULES: tuple[Rule, ...] = (
     Rule("AGENT_COUNT", "1 to 8 [[agents]] tables", _agent_count),
     Rule("TASK_SET", 'task_set is only "parity" (and one the benchmark publishes)', _task_set),
+    Rule("TASK_SELECTOR_COMBINED", "[tasks] uses one of task_set, task_names, categories", _one_task_selector),
     Rule("TASK_SELECTION", "task names and categories are non-blank and unique", _task_lists),
     Rule("SECRET_NAME", "secret fields hold record names, never credential values", _secret_names),
     Rule("SECRET_LIST_SIZE", "[verifier] and [secrets] list at most 16 names", _secret_list_sizes),
@@ -430,6 +470,12 @@ RULES: tuple[Rule, ...] = (
         "HARNESS_SUPPORT",
         "harness matches the benchmark's harness support",
         _harness_support,
+        needs_benchmark=True,
+    ),
+    Rule(
+        "HARNESS_NOT_DEFAULT",
+        "warn when an agent's harness is not the one the benchmark's published scores used",
+        _harness_not_default,
         needs_benchmark=True,
     ),
     Rule(

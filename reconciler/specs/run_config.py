@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
 
 
 class _Table(BaseModel):
@@ -23,6 +23,23 @@ class Tasks(_Table):
     task_set: str | None = None
     task_names: list[str] | None = None
     categories: list[str] | None = None
+    _written_order: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_key_order(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        # rules report a second task selector at its own line, so keep the order keys were written in
+        tasks = handler(data)
+        if isinstance(data, dict) and isinstance(tasks, Tasks):
+            tasks._written_order = tuple(str(key) for key in data)
+        return tasks
+
+    @property
+    def selectors(self) -> tuple[str, ...]:
+        """The selection keys given (task_set, task_names, categories), in the order they were written."""
+        given = {key for key in ("task_set", "task_names", "categories") if getattr(self, key) is not None}
+        written = [key for key in self._written_order if key in given]
+        return tuple(written + sorted(given - set(written)))
 
 
 class ProviderModel(_Table):

@@ -82,7 +82,13 @@ class Target:
 @pytest.fixture(scope="module")
 def inprocess(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
     clock = ManualClock()
-    app = create_app(tmp_path_factory.mktemp("inprocess") / "db.sqlite3", token=TOKEN, seed=SEED, clock=clock)
+    app = create_app(
+        tmp_path_factory.mktemp("inprocess") / "db.sqlite3",
+        token=TOKEN,
+        seed=SEED,
+        clock=clock,
+        public_url="http://testserver",
+    )
     target = Target("inprocess", "http://testserver", 600.0, InProcessTransport(app), clock)
     yield target
     target.close()
@@ -376,6 +382,7 @@ def _rule_cases() -> list[tuple[str, dict[str, Any]]]:
         ("TASK_SET", payload(tasks_config={"task_set": "full"})),
         ("TASK_SET_UNKNOWN", payload(tasks_config={"task_set": "parity"})),
         ("TASK_SELECTION", payload(tasks_config={"task_names": ["  "]})),
+        ("TASK_SELECTOR_COMBINED", payload(tasks_config={"task_names": EASY[:1], "categories": ["security"]})),
         ("SECRET_NAME", payload(agents=[agent(key="openai_key")])),
         ("CREDENTIAL_VALUE", payload(agents=[agent(key="sk-proj-abcdef0123456789abcdef")])),
         ("SECRET_LIST_SIZE", payload(secrets={"required": [f"S{i}" for i in range(17)], "provided": {}})),
@@ -407,7 +414,7 @@ def test_rule_cases_cover_every_error_rule() -> None:
         "HARNESS_SUPPORT": {"HARNESS_NOT_SUPPORTED", "HARNESS_REQUIRED"},
     }
     for rule in RULES:
-        if rule.code == "HLE_PARITY_RECOMMENDED":  # a warning, never a rejection
+        if rule.code in ("HLE_PARITY_RECOMMENDED", "HARNESS_NOT_DEFAULT"):  # warnings, never a rejection
             continue
         assert grouped.get(rule.code, {rule.code}) <= codes, rule.code
 
@@ -427,6 +434,12 @@ def test_hle_without_parity_is_accepted_with_a_warning(api: httpx.Client) -> Non
     created = submit(api, body)
     assert [w["code"] for w in created["warnings"]] == ["HLE_PARITY_RECOMMENDED"]
     assert created["task_count"] == 120
+
+
+def test_a_non_default_harness_is_accepted_with_a_warning(api: httpx.Client) -> None:
+    # "Terminal-Bench 2.1's is `terminus-2`, and a run on another harness is not comparable with those scores."
+    created = submit(api, small(agents=[agent(harness="codex")]))
+    assert [w["code"] for w in created["warnings"]] == ["HARNESS_NOT_DEFAULT"]
 
 
 # --- runs ---------------------------------------------------------------------------------

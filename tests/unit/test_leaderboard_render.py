@@ -92,7 +92,7 @@ def test_a_hostile_model_name_cannot_break_the_table_or_forge_a_marker() -> None
 def test_ties_are_marked_and_explained_in_a_footnote() -> None:
     text = markdown()
     assert "| 1\\* | openai/gpt-5.2 (terminus-2)" in text
-    assert "tied for first" in text
+    assert "cannot separate it from the best" in text
 
 
 def test_ranking_by_cost_reranks_cheapest_first_with_unknowns_last() -> None:

@@ -19,7 +19,6 @@ from reconciler.core.scoring import (
     Z95,
     Entrant,
     LeaderboardEntry,
-    PassAtK,
     TaskSelection,
     discordant_pairs,
     first_attempts,
@@ -246,7 +245,7 @@ def test_pass_at_k_curve_averages_the_estimator_over_tasks() -> None:
     # task b (c = 0): 0, 0, 0.
     # means: 1/8, 1/4, 1/2.
     curve = pass_at_k_curve({"a": [False, True, False, False], "b": [False] * 4})
-    assert curve == [PassAtK(k=1, value=0.125), PassAtK(k=2, value=0.25), PassAtK(k=4, value=0.5)]
+    assert [(point.k, point.value) for point in curve] == [(1, 0.125), (2, 0.25), (4, 0.5)]
 
 
 def test_pass_at_k_curve_stops_at_the_fewest_attempts() -> None:
@@ -383,16 +382,17 @@ def test_entrants_of_different_benchmark_versions_are_never_tied() -> None:
     assert ranks(board) == [("a", 1, False), ("b", 2, False)]
 
 
-def test_tied_entrant_is_listed_before_a_separable_one_with_higher_pass_at_1() -> None:
+def test_entrant_between_the_best_and_one_tied_with_it_also_ranks_1_untied() -> None:
     # 40 tasks; A passes t00..t19 (0.5).
     # B passes t00..t13 (0.35): b = 6, c = 0 -> p = 2/64 = 0.03125 < 0.05: separable.
     # C passes t00..t04 and t20..t27 (0.325): b = 15, c = 8 -> p = 0.2100... ≥ 0.05: tied.
-    # By pass@1 the order is A, B, C; C shares rank 1, so it is listed next and B gets 1 + 2 = 3.
+    # The list stays sorted by pass@1 (A, B, C); C shares rank 1, so B, listed above C, ranks 1
+    # too, but B was separated from A by the test, so it is not marked tied.
     a = "1" * 20 + "0" * 20
     b = "1" * 14 + "0" * 26
     c = "1" * 5 + "0" * 15 + "1" * 8 + "0" * 12
     board = leaderboard([entrant("a", a), entrant("b", b), entrant("c", c)])
-    assert ranks(board) == [("a", 1, True), ("c", 1, True), ("b", 3, False)]
+    assert ranks(board) == [("a", 1, True), ("b", 1, False), ("c", 1, True)]
 
 
 def test_latest_run_of_an_entrant_wins() -> None:
@@ -477,7 +477,16 @@ def test_leaderboard_entry_has_the_contract_json_shape() -> None:
         "run",
     ]
     assert list(dumped["pass_at_1"]) == ["value", "ci_low", "ci_high", "n", "method"]
-    assert dumped["pass_at_k"] == [{"k": 1, "value": 0.5}]
+    # two tasks, one attempt each: the k = 1 point carries pass@1's Wilson interval
+    assert dumped["pass_at_k"] == [
+        {
+            "k": 1,
+            "value": 0.5,
+            "ci_low": dumped["pass_at_1"]["ci_low"],
+            "ci_high": dumped["pass_at_1"]["ci_high"],
+            "method": "wilson",
+        }
+    ]
     assert dumped["run"] == {"id": "run-a", "name": "name-a", "platform_url": None}
 
 

@@ -122,11 +122,10 @@ def test_a_task_name_or_category_listed_twice_is_refused_at_its_second_place(fie
 
 def test_task_names_and_categories_must_exist_in_the_benchmark() -> None:
     bench = facts(tasks=(TaskInfo(name="t/one", category="git"),))
-    doc = config(tasks={"task_names": ["t/one", "t/two"], "categories": ["git", "web"]})
-    assert findings(doc, bench) == [
-        ("tasks.task_names[1]", "TASK_NOT_FOUND"),
-        ("tasks.categories[1]", "TASK_NOT_FOUND"),
-    ]
+    by_name = config(tasks={"task_names": ["t/one", "t/two"]})
+    by_category = config(tasks={"categories": ["git", "web"]})
+    assert findings(by_name, bench) == [("tasks.task_names[1]", "TASK_NOT_FOUND")]
+    assert findings(by_category, bench) == [("tasks.categories[1]", "TASK_NOT_FOUND")]
 
 
 # --- secret fields hold record names -------------------------------------------------------------
@@ -288,7 +287,7 @@ def test_daytona_names_may_be_other_secrets() -> None:
 KNOWN = ["codex", "claude-code", "terminus-2", "openhands", "cursor-cli", "mini-swe-agent", "gemini-cli", "opencode"]
 
 
-@pytest.mark.parametrize("harness", [h for h in KNOWN if h != "cursor-cli"])
+@pytest.mark.parametrize("harness", [h for h in KNOWN if h not in ("cursor-cli", "mini-swe-agent")])
 def test_a_known_harness_is_accepted(harness: str) -> None:
     assert findings(config(agent(harness))) == []
 
@@ -308,7 +307,9 @@ def test_an_unknown_harness_is_refused(harness: str) -> None:
         ("cursor-cli", None, [("agents[0]", "HARNESS_SECRET")]),
         ("cursor-cli", "CURSOR_API_KEY", []),
         ("cursor-cli", "CURSOR_KEY", [("agents[0].harness_api_key_secret", "HARNESS_SECRET")]),
-        ("mini-swe-agent", None, []),
+        # "Set that agent's `harness_api_key_secret` to `CURSOR_API_KEY` for Cursor CLI, or to
+        # `MSWEA_API_KEY` for Mini SWE-agent." (the CLI page, Secrets)
+        ("mini-swe-agent", None, [("agents[0]", "HARNESS_SECRET")]),
         ("mini-swe-agent", "MSWEA_API_KEY", []),
         ("mini-swe-agent", "MINI_SWE_KEY", [("agents[0].harness_api_key_secret", "HARNESS_SECRET")]),
     ],
@@ -336,12 +337,13 @@ def test_cursor_cli_may_not_set_its_own_key_in_env(scope: str) -> None:
 
 
 def test_mini_swe_agent_with_a_provider_model_may_not_set_mswea_api_key_in_env() -> None:
-    doc = config(agent("mini-swe-agent", env={"MSWEA_API_KEY": "x"}))
+    doc = config(agent("mini-swe-agent", env={"MSWEA_API_KEY": "x"}, harness_api_key_secret="MSWEA_API_KEY"))
     assert findings(doc) == [("agents[0].env.MSWEA_API_KEY", "ENV_SHADOWS_SECRET")]
 
 
 def test_mini_swe_agent_with_a_hosted_model_may_set_mswea_api_key_in_env() -> None:
-    assert findings(config(agent("mini-swe-agent", hosted(), env={"MSWEA_API_KEY": "x"}))) == []
+    mini = agent("mini-swe-agent", hosted(), env={"MSWEA_API_KEY": "x"}, harness_api_key_secret="MSWEA_API_KEY")
+    assert findings(config(mini)) == []
 
 
 def test_benchmark_without_harness_support_refuses_every_harness() -> None:
