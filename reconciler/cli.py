@@ -32,9 +32,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reconciler.commands.download",
         "Fetch run outputs into .osmosis/benchmarks/, resumably and path-safely.",
     ),
-    "runs": ("reconciler.commands.runs", "Any run of the workspace: owner, status; per-agent rank, pass@1, pass@k, cost."),
+    "runs": (
+        "reconciler.commands.runs",
+        "Any run of the workspace: owner, status; per-agent rank, pass@1, pass@k, cost.",
+    ),
     "logs": ("reconciler.commands.logs", "A run's lifecycle log, paged with the cursor; --follow until it ends."),
-    "benchmarks": ("reconciler.commands.benchmarks", "List the workspace's benchmarks, or show one: tasks, sets, needs."),
+    "benchmarks": (
+        "reconciler.commands.benchmarks",
+        "List the workspace's benchmarks, or show one: tasks, sets, needs.",
+    ),
 }
 
 

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..osmosis.client import OsmosisClient
+from ..osmosis.errors import NotFound
 from ..osmosis.models import BenchmarkDetail, Task
 
 DETAIL_CONCURRENCY = 8
@@ -138,4 +139,8 @@ async def list_benchmarks(client: OsmosisClient) -> list[BenchmarkSummary]:
 
 
 async def show_benchmark(client: OsmosisClient, ref: str) -> BenchmarkView:
-    return view_of(await client.get_benchmark(ref))
+    try:
+        return view_of(await client.get_benchmark(ref))
+    except NotFound as exc:
+        exc.hint = "`reconciler benchmarks` lists the keys of this workspace's benchmarks"
+        raise

@@ -51,7 +51,9 @@ def render_detail(b: BenchmarkView) -> str:
     if b.harness == "none":
         lines.append("  harness: none (this benchmark takes no [[agents]] harness)")
     else:
-        default = f"; default {b.default_harness} (its published scores were measured on it)" if b.default_harness else ""
+        default = (
+            f"; default {b.default_harness} (its published scores were measured on it)" if b.default_harness else ""
+        )
         lines.append(f"  harness: {b.harness}{default}")
     if b.requires_judge_api_key:
         lines.append(
@@ -70,8 +72,9 @@ def render_detail(b: BenchmarkView) -> str:
     if b.tasks:
         lines.append("")
         lines.append(
-            table(("TASK", "CATEGORY", "DIFFICULTY"), [(t.name, t.category or "-", t.difficulty or "-") for t in b.tasks])
-            .rstrip("\n")
+            table(
+                ("TASK", "CATEGORY", "DIFFICULTY"), [(t.name, t.category or "-", t.difficulty or "-") for t in b.tasks]
+            ).rstrip("\n")
         )
     if b.unavailable_reason or b.unavailable_tasks:
         lines.append(f"unavailable tasks ({len(b.unavailable_tasks)}): {b.unavailable_reason or 'no reason given'}")

@@ -8,7 +8,17 @@ from ..engine.runs_view import AgentScore, Interval, RunReport, RunSummary
 from .tables import json_document, percent, table
 
 LIST_HEADERS = ("RUN", "BENCHMARK", "STATUS", "PROGRESS", "AGENTS", "BEST PASS@1", "OWNER")
-AGENT_HEADERS = ("RANK", "AGENT", "HARNESS", "MODEL", "PASS@1 [95% CI]", "PASS@K", "COST/TASK", "TIME/TASK", "TOKENS/TASK")
+AGENT_HEADERS = (
+    "RANK",
+    "AGENT",
+    "HARNESS",
+    "MODEL",
+    "PASS@1 [95% CI]",
+    "PASS@K",
+    "COST/TASK",
+    "TIME/TASK",
+    "TOKENS/TASK",
+)
 
 
 def _progress(r: RunSummary) -> str:
