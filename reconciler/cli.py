@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Any run of the workspace: owner, status; per-agent rank, pass@1, pass@k, cost.",
     ),
     "logs": ("reconciler.commands.logs", "A run's lifecycle log, paged with the cursor; --follow until it ends."),
+    "secrets": (
+        "reconciler.commands.secrets",
+        "Secret records the specs need and where they exist; `secrets set NAME`.",
+    ),
     "benchmarks": (
         "reconciler.commands.benchmarks",
         "List the workspace's benchmarks, or show one: tasks, sets, needs.",

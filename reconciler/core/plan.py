@@ -324,7 +324,7 @@ class _Planner:
         needed = list(dict.fromkeys([*spec.config.required_secret_names(), *bench.required_secret_names]))
         missing = [n for n in needed if n not in self.observed.secrets]
         if missing:
-            hint = ", ".join(f"`osmosis secret set {n}`" for n in missing)
+            hint = ", ".join(f"`reconciler secrets set {n}`" for n in missing)
             return self._blocked(
                 base, "secrets_missing", f"secret records missing: {', '.join(missing)}; create them with {hint}", cost
             )
