@@ -20,6 +20,13 @@ from ._common import platform_options, target_option
 @click.option(
     "--prune", is_flag=True, default=None, help="Stop owned runs whose spec was deleted (default: [apply] prune)."
 )
+@click.option(
+    "--replace",
+    "replace",
+    multiple=True,
+    metavar="SPEC_ID",
+    help="Submit this spec's current config again on purpose (repeatable; paid).",
+)
 @click.option("--allow-empty", is_flag=True, help="Accept a repository with no run specs even though it owns runs.")
 @click.option(
     "--lock-timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for another reconciler's lock."
@@ -32,6 +39,7 @@ def command(
     push: bool,
     targets: tuple[str, ...],
     prune: bool | None,
+    replace: tuple[str, ...],
     allow_empty: bool,
     lock_timeout: float,
     platform: str | None,
@@ -64,6 +72,7 @@ def command(
                 timeout=timeout,
                 targets=targets,
                 prune=prune,
+                replace=replace,
                 allow_empty=allow_empty,
                 platform=platform,
                 workspace=workspace,

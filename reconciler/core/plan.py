@@ -30,6 +30,7 @@ from ..specs.diagnostics import Severity, dotted
 from ..specs.models import BenchmarkSpec, RunSpec
 from .cost import Cost, agent_models, estimate_cost, is_full_run
 from .identity import canonical_json
+from .replace import replace_reason
 from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus
 
 PLAN_SCHEMA_VERSION = 1
@@ -211,6 +212,8 @@ class _Planner:
         if current:
             latest = current[0]
             out = [self._stop(spec, r, "an older config of this spec is still active") for r in older_active]
+            if spec.id in self.policy.replace:
+                return [*out, self._replace_requested(d, latest)]
             if latest.active:
                 progress = f"{latest.ingested}/{latest.expected}" if latest.expected else "no results yet"
                 out.append(
@@ -255,6 +258,15 @@ class _Planner:
                 ]
             return [self._paid(d, ActionKind.REPLACE, old)]
         return [self._paid(d, ActionKind.SUBMIT, None)]
+
+    def _replace_requested(self, d: DesiredRun, latest: ObservedRun) -> Action:
+        """The same config again, asked for with --replace (see core/replace.py)."""
+        if latest.active and d.spec.reconcile.protect and not self.policy.allow_protected:
+            return self._stop(d.spec, latest, replace_reason(latest))
+        action = self._paid(d, ActionKind.REPLACE if latest.active else ActionKind.SUBMIT, latest)
+        if action.kind is ActionKind.BLOCKED:
+            return action
+        return action.model_copy(update={"reason": replace_reason(latest)})
 
     def _after_terminal(self, spec: RunSpec, run: ObservedRun) -> Action:
         base = {"spec_id": spec.id, "benchmark": spec.config.experiment.benchmark, "run_id": run.id}

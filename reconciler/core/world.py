@@ -104,6 +104,7 @@ class Policy(_Value):
     allow_protected: bool = False
     max_attempts_per_apply: int | None = None
     targets: frozenset[str] = frozenset()  # spec ids; empty = every spec
+    replace: frozenset[str] = frozenset()  # spec ids whose current config is submitted again on purpose
 
     def targeted(self, spec_id: str) -> bool:
         return not self.targets or spec_id in self.targets
