@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reconciler.commands.secrets",
         "Secret records the specs need and where they exist; `secrets set NAME`.",
     ),
+    "import": ("reconciler.commands.import_", "Write a spec that adopts an existing run (`[reconcile] adopt`)."),
     "benchmarks": (
         "reconciler.commands.benchmarks",
         "List the workspace's benchmarks, or show one: tasks, sets, needs.",

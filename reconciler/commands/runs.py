@@ -21,7 +21,7 @@ def command(refs: tuple[str, ...], fmt: str, platform: str | None, workspace: st
     import asyncio
 
     from ..engine.connection import open_client
-    from ..engine.runs_view import get_run_or_explain, list_workspace_runs, resolve_refs, run_report
+    from ..engine.runs_view import adopted_by, get_run_or_explain, list_workspace_runs, resolve_refs, run_report
     from ..render.runs import list_json, render_list, render_report, reports_json
     from ..settings import load_project
     from ._common import run_async
@@ -35,7 +35,9 @@ def command(refs: tuple[str, ...], fmt: str, platform: str | None, workspace: st
                 rows = await list_workspace_runs(conn.client, project, conn.owner)
                 return list_json(rows) if fmt == "json" else render_list(rows)
             details = await asyncio.gather(*(get_run_or_explain(conn.client, ref) for ref in ids))
-            reports = [run_report(d, conn.owner) for d in details]
+            runs = [(d.benchmark_run.id, d.benchmark_run.name or d.benchmark_run.id) for d in details]
+            adopted = await adopted_by(conn.client, project, runs)
+            reports = [run_report(d, conn.owner, adopted.get(d.benchmark_run.id)) for d in details]
             return reports_json(reports) if fmt == "json" else "\n".join(render_report(r) for r in reports)
 
     click.echo(run_async(go()), nl=False)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from ..specs import rules
 from ..specs.diagnostics import Severity, dotted
 from ..specs.models import BenchmarkSpec, RunSpec
+from . import adopt
 from .cost import Cost, agent_models, estimate_cost, is_full_run
 from .identity import canonical_json
 from .replace import replace_reason
@@ -46,6 +47,7 @@ class ActionKind(StrEnum):
     BLOCKED = "blocked"
     ORPHAN = "orphan"
     NOOP = "noop"
+    IMPORT = "import"  # an existing run adopted by `[reconcile] adopt`: changes nothing on the platform
 
 
 CHANGING = frozenset({ActionKind.SUBMIT, ActionKind.REPLACE, ActionKind.STOP, ActionKind.DOWNLOAD, ActionKind.RENDER})
@@ -147,6 +149,7 @@ def _newest_first(runs: Iterable[ObservedRun]) -> list[ObservedRun]:
 
 class _Planner:
     def __init__(self, desired: Desired, observed: Observed, policy: Policy) -> None:
+        observed = adopt.claim(observed, {d.spec.id: d.fingerprint for d in desired.runs})
         self.desired = desired
         self.observed = observed
         self.policy = policy
@@ -181,7 +184,7 @@ class _Planner:
         actions: list[Action] = []
         for d in sorted(self.desired.runs, key=lambda r: r.spec.id):
             if self.policy.targeted(d.spec.id):
-                actions.extend(self._run_spec(d))
+                actions.extend(self._adopting(d) if d.spec.reconcile.adopt else self._run_spec(d))
         if not self.policy.targets:
             actions.extend(self._orphans())
         for b in sorted(self.desired.benchmarks, key=lambda b: b.id):
@@ -258,6 +261,23 @@ class _Planner:
                 ]
             return [self._paid(d, ActionKind.REPLACE, old)]
         return [self._paid(d, ActionKind.SUBMIT, None)]
+
+    def _adopting(self, d: DesiredRun) -> list[Action]:
+        """`[reconcile] adopt` (core/adopt.py): blocked with the reason, or `import` before the usual actions."""
+        said = adopt.verdict(d.spec.id, d.spec.reconcile.adopt, self.observed)
+        if said is None:
+            return self._run_spec(d)
+        base = {"spec_id": d.spec.id, "benchmark": d.spec.config.experiment.benchmark}
+        kind = ActionKind.BLOCKED if said.blocked else ActionKind.IMPORT
+        note = Action(
+            kind=kind,
+            blocked_by="adopt" if said.blocked else None,
+            reason=said.reason,
+            run_id=said.run_id,
+            run_name=said.run_name,
+            **base,
+        )
+        return [note] if said.blocked else [note, *self._run_spec(d)]
 
     def _replace_requested(self, d: DesiredRun, latest: ObservedRun) -> Action:
         """The same config again, asked for with --replace (see core/replace.py)."""

@@ -80,6 +80,18 @@ class BenchmarkState(_Value):
         return self.sync_status == "ready"
 
 
+class Adoption(_Value):
+    """What the platform says about the run a spec's `[reconcile] adopt` names (core/adopt.py decides)."""
+
+    spec_id: str
+    ref: str  # the run name or id as written in the spec
+    run: ObservedRun | None = None  # None: no such run in the workspace
+    marker: Marker | None = None  # the run's own marker, when it already has one
+    differences: tuple[str, ...] = ()  # "field: run has X, spec has Y", empty when the configs match exactly
+    fingerprint: str | None = None  # of the run's own submitted config
+    recorded: bool = False  # the state file already records this run as the spec's
+
+
 class Observed(_Value):
     owner: str
     runs: tuple[ObservedRun, ...] = ()
@@ -87,6 +99,7 @@ class Observed(_Value):
     secrets: frozenset[str] = frozenset()
     downloaded: dict[str, frozenset[str]] = Field(default_factory=dict)  # run id -> output types on disk
     rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> leaderboard digest rendered
+    adoptions: dict[str, Adoption] = Field(default_factory=dict)  # spec id -> the run its `adopt` names
 
 
 class DesiredRun(_Value):

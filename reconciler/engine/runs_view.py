@@ -15,6 +15,7 @@ from ..osmosis.errors import NotFound
 from ..osmosis.models import PassAtK, RunDetail
 from ..settings import Project
 from ..specs.loader import discover, load_specs
+from ..specs.models import RunSpec
 from .observe import fetch_markers, marker_of
 from .state import load_state
 
@@ -78,10 +79,30 @@ class RunReport(RunSummary):
     agent_scores: tuple[AgentScore, ...]
 
 
+def _run_specs(project: Project) -> list[RunSpec]:
+    """The run specs that load; a broken spec elsewhere does not stop looking at runs."""
+    return load_specs(discover([project.specs_path]), project.root, project.settings.specs_dir).run_specs
+
+
 def spec_ids(project: Project) -> set[str]:
-    """The ids of the run specs that load; a broken spec elsewhere does not stop looking at runs."""
-    result = load_specs(discover([project.specs_path]), project.root, project.settings.specs_dir)
-    return {s.id for s in result.run_specs}
+    return {s.id for s in _run_specs(project)}
+
+
+async def adopted_by(client: OsmosisClient, project: Project, runs: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """Run id -> the spec whose `adopt` names it and whose config it matches exactly (core/adopt.py)."""
+    from ..core import adopt
+
+    wanted = {s.reconcile.adopt: s for s in _run_specs(project) if s.reconcile.adopt}
+    out = {}
+    for run_id, name in runs:
+        spec = wanted.get(run_id) or wanted.get(name)
+        if spec is None:
+            continue
+        detail = await client.get_run(run_id)
+        payload = adopt.comparable_payload(detail.configuration.config)
+        if marker_of(detail) is None and not adopt.differences(payload, spec.config.to_payload()):
+            out[run_id] = spec.id
+    return out
 
 
 def owner_label(marker_owner: str | None, marker_spec: str | None, owner: str) -> str:
@@ -144,7 +165,7 @@ def agent_scores(detail: RunDetail) -> tuple[AgentScore, ...]:
     return tuple(out)
 
 
-def run_report(detail: RunDetail, owner: str) -> RunReport:
+def run_report(detail: RunDetail, owner: str, adopted_by_spec: str | None = None) -> RunReport:
     run, totals = detail.benchmark_run, detail.totals
     marker = marker_of(detail)
     tokens = (
@@ -162,7 +183,9 @@ def run_report(detail: RunDetail, owner: str) -> RunReport:
         agents=run.agent_count,
         best_pass_at_1=run.best_pass_at_1,
         created_at=run.created_at,
-        owner=owner_label(marker.owner if marker else None, marker.spec_id if marker else None, owner),
+        owner=f"spec {adopted_by_spec}"
+        if adopted_by_spec
+        else owner_label(marker.owner if marker else None, marker.spec_id if marker else None, owner),
         platform_url=run.platform_url,
         started_at=run.started_at,
         completed_at=run.completed_at,
@@ -182,9 +205,11 @@ async def list_workspace_runs(client: OsmosisClient, project: Project, owner: st
     state = load_state(project.root / project.settings.state_file)
     items = await client.list_runs()
     await fetch_markers(client, [i.id for i in items], state)
+    adopted = await adopted_by(client, project, [(i.id, i.name or i.id) for i in items])
     rows = []
     for item in items:
         marker = state.markers.get(item.id)
+        label = f"spec {adopted[item.id]}" if item.id in adopted else None
         rows.append(
             RunSummary(
                 id=item.id,
@@ -196,7 +221,7 @@ async def list_workspace_runs(client: OsmosisClient, project: Project, owner: st
                 agents=item.agent_count,
                 best_pass_at_1=item.best_pass_at_1,
                 created_at=item.created_at,
-                owner=owner_label(marker.owner if marker else None, marker.spec_id if marker else None, owner),
+                owner=label or owner_label(marker.owner if marker else None, marker.spec_id if marker else None, owner),
                 platform_url=item.platform_url,
             )
         )
