@@ -31,6 +31,7 @@ from ._common import platform_options, target_option
 @click.option(
     "--lock-timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for another reconciler's lock."
 )
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options
 def command(
     wait_: bool,
@@ -42,6 +43,7 @@ def command(
     replace: tuple[str, ...],
     allow_empty: bool,
     lock_timeout: float,
+    fmt: str,
     platform: str | None,
     workspace: str | None,
 ) -> None:
@@ -52,7 +54,8 @@ def command(
     [reconcile] download list asks for, renders every leaderboard, and with
     --commit commits exactly the generated files that changed. With --target,
     only those specs (for sharding the job by benchmark). Silent when nothing
-    changed; exit 1 when any step failed.
+    changed; exit 1 when any step failed. With --format json, stdout gets one
+    document: the plan, each action's result, the leaderboards and the commit.
     """
 
     from ..engine.lock import project_lock
@@ -64,6 +67,9 @@ def command(
     if push and not commit_:
         raise UsageError("--push needs --commit")
     project = load_project()
+    text = fmt == "text"
+    say = click.echo if text else None
+    commit_doc: dict[str, object] | None = None
     with project_lock(project, timeout=lock_timeout):
         result = run_async(
             reconcile(
@@ -76,7 +82,7 @@ def command(
                 allow_empty=allow_empty,
                 platform=platform,
                 workspace=workspace,
-                log=click.echo,
+                log=say,
             )
         )
         if commit_:
@@ -98,7 +104,10 @@ def command(
             for path in getattr(done, "ignored", ()):
                 click.echo(f"not committed: {path} is ignored by .gitignore", err=True)
             sha = getattr(done, "sha", None)
-            click.echo(f"committed {sha[:10]}: {', '.join(done.paths)}" if sha else "nothing to commit")  # type: ignore[attr-defined]
+            paths = list(getattr(done, "paths", ()))
+            commit_doc = {"sha": sha, "paths": paths, "pushed_attempts": None}
+            if text:
+                click.echo(f"committed {sha[:10]}: {', '.join(paths)}" if sha else "nothing to commit")
             if push and sha:
 
                 def rerender() -> object:
@@ -107,6 +116,12 @@ def command(
                     return commit()
 
                 tries = push_with_retry(project.root, rerender=rerender)  # type: ignore[arg-type]
-                click.echo(f"pushed (attempt {tries})")
+                commit_doc["pushed_attempts"] = tries
+                if text:
+                    click.echo(f"pushed (attempt {tries})")
+    if not text:
+        from ..render.documents import reconcile_json
+
+        click.echo(reconcile_json(result, commit_doc), nl=False)
     if result.failures:
         raise PartialFailure(f"{len(result.failures)} step(s) failed:\n  " + "\n  ".join(result.failures))
