@@ -69,23 +69,37 @@ def differences(run_payload: Any, spec_payload: Any, path: tuple[str | int, ...]
     return [f"{_label(path)}: run has {_show(run_payload)}, spec has {_show(spec_payload)}"]
 
 
+def _without_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
 def comparable_payload(config: Any) -> Any:
-    """A run's submitted config without the parts that are never the spec's: provided secret values, markers."""
+    """A submit payload in the one shape `RunConfig.to_payload` gives, so equal configs compare equal.
+
+    Dropped: the ownership marker, provided secret values, null fields and empty optional parts
+    (a client that leaves them out submits the same config); every agent has an `env`.
+    """
     from .identity import OWNER_ENV, SPEC_ENV
 
     if not isinstance(config, dict):
         return config
-    out = dict(config)
+    out = _without_nulls(config)
     env = out.get("env_config")
     if isinstance(env, dict):
-        env = {k: v for k, v in env.items() if k not in (OWNER_ENV, SPEC_ENV)}
-        if env:
-            out["env_config"] = env
-        else:
-            out.pop("env_config")
+        out["env_config"] = {k: v for k, v in env.items() if k not in (OWNER_ENV, SPEC_ENV)}
     secrets = out.get("secrets")
     if isinstance(secrets, dict) and "provided" in secrets:
         out["secrets"] = {**secrets, "provided": {}}
+    for key in ("tasks_config", "execution_config", "env_config"):
+        if out.get(key) == {}:
+            out.pop(key)
+    agents = out.get("agents")
+    if isinstance(agents, list):
+        out["agents"] = [{"env": {}, **a} if isinstance(a, dict) else a for a in agents]
     return out
 
 

@@ -43,7 +43,7 @@ async def _adoption(client: OsmosisClient, d: DesiredRun, observed: Observed, st
         ref=ref,
         run=run.model_copy(update={"marker": None}),
         marker=marker_of(detail),
-        differences=tuple(adopt.differences(payload, d.spec.config.to_payload())),
+        differences=tuple(adopt.differences(payload, adopt.comparable_payload(d.spec.config.to_payload()))),
         fingerprint=payload_fingerprint(payload),
         recorded=cached is not None and (cached.owner, cached.spec_id) == (observed.owner, d.spec.id),
     )

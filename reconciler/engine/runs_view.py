@@ -100,7 +100,8 @@ async def adopted_by(client: OsmosisClient, project: Project, runs: Sequence[tup
             continue
         detail = await client.get_run(run_id)
         payload = adopt.comparable_payload(detail.configuration.config)
-        if marker_of(detail) is None and not adopt.differences(payload, spec.config.to_payload()):
+        mine = adopt.comparable_payload(spec.config.to_payload())
+        if marker_of(detail) is None and not adopt.differences(payload, mine):
             out[run_id] = spec.id
     return out
 

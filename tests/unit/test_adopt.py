@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import tomllib
 from typing import Any
 
 from hypothesis import given
@@ -11,6 +13,7 @@ from reconciler.core.adopt import comparable_payload, differences
 from reconciler.core.identity import Marker, canonical_json
 from reconciler.core.plan import ActionKind, plan
 from reconciler.core.world import Adoption, Desired, ObservedRun
+from reconciler.specs.run_config import RunConfig
 from tests.unit.test_plan import SMOKE, observed, spec
 
 json_values = st.recursive(
@@ -36,10 +39,21 @@ def test_differences_name_the_toml_field_and_both_values() -> None:
 
 def test_a_run_config_is_compared_without_provided_secret_values_or_markers() -> None:
     config = {
+        "agents": [{"model": {"type": "hosted"}, "env": {}}],
         "env_config": {"RECONCILER_OWNER": "x", "RECONCILER_SPEC": "y@0123456789abcdef"},
         "secrets": {"required": ["K"], "provided": {"K": "value"}},
     }
-    assert comparable_payload(config) == {"secrets": {"required": ["K"], "provided": {}}}
+    expected = {"agents": [{"model": {"type": "hosted"}, "env": {}}], "secrets": {"required": ["K"], "provided": {}}}
+    assert comparable_payload(config) == expected
+
+
+def test_nulls_empty_parts_and_a_missing_agent_env_do_not_make_a_config_differ() -> None:
+    spec_payload = RunConfig.model_validate(tomllib.loads(SMOKE)).to_payload()
+    sparse = json.loads(json.dumps(spec_payload))
+    del sparse["agents"][0]["env"]
+    sparse["tasks_config"]["categories"] = None
+    sparse["env_config"] = {}
+    assert differences(comparable_payload(sparse), comparable_payload(spec_payload)) == []
 
 
 def unmarked(status: str = "running") -> ObservedRun:
