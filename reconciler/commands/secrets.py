@@ -74,7 +74,8 @@ def set_command(
     if ctx.args:
         # never echo it: a value typed as an argument is already in the shell history, not on the platform
         raise UsageError(
-            "secrets set takes the value from standard input or --from-env, never as an argument",
+            "secrets set takes NAME, --scope and --from-env only; the value comes from standard input"
+            " or --from-env, never from an argument",
             hint=f'printf %s "$VALUE" | reconciler secrets set {name}',
         )
     check_name(name)

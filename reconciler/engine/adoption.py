@@ -35,9 +35,7 @@ async def _adoption(client: OsmosisClient, d: DesiredRun, observed: Observed, st
     except NotFound:
         return Adoption(spec_id=d.spec.id, ref=ref)
     run: ObservedRun = known or observed_run(detail.benchmark_run, None)
-    # the cache may already mark it ours; the platform's own marker is what decides who else could own it
     payload = adopt.comparable_payload(detail.configuration.config)
-    cached = state.markers.get(run.id)
     return Adoption(
         spec_id=d.spec.id,
         ref=ref,
@@ -45,7 +43,7 @@ async def _adoption(client: OsmosisClient, d: DesiredRun, observed: Observed, st
         marker=marker_of(detail),
         differences=tuple(adopt.differences(payload, adopt.comparable_payload(d.spec.config.to_payload()))),
         fingerprint=payload_fingerprint(payload),
-        recorded=cached is not None and (cached.owner, cached.spec_id) == (observed.owner, d.spec.id),
+        recorded=state.adopted.get(run.id) == d.spec.id,
     )
 
 
@@ -66,8 +64,8 @@ async def with_adoptions(
         if a.run is None or adopt.blocker(a, observed.owner) is not None:
             continue
         marker = next(r.marker for r in claimed.runs if r.id == a.run.id and r.marker)
-        # recorded like a run reconciler submitted; losing this cache loses nothing (git holds `adopt`)
-        state.markers[a.run.id] = marker
+        # losing this record loses nothing: git holds `adopt`, the plan shows the import once more
+        state.adopted[a.run.id] = a.spec_id
         state.specs.setdefault(
             a.spec_id,
             SpecRecord(
