@@ -36,7 +36,11 @@ def command(ctx: click.Context, fmt: str, platform: str | None, workspace: str |
     click.echo(run_async(go()), nl=False)
 
 
-@command.command("set", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@command.command(
+    "set",
+    short_help="Create or update a record; the value from stdin or --from-env.",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
 @click.argument("name")
 @click.option(
     "--scope",

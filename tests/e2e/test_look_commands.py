@@ -41,6 +41,10 @@ def test_benchmarks_lists_sync_state_task_count_requirements_and_parity_set(repo
 
 
 def test_benchmarks_key_shows_categories_tasks_with_difficulty_and_judge_default(repo: WorkspaceRepo) -> None:
+    """cli-benchmark-runs.md: "Every task in the JSON manifest includes `difficulty`, whose value is `easy`,
+    `medium`, `hard`, or `null`. A `null` value means the benchmark source did not provide a difficulty; do not
+    infer one."
+    """
     hle = repo.json("benchmarks", "hle")["benchmark"]
     assert sum(c["task_count"] for c in hle["categories"]) == len(hle["tasks"]) == hle["task_count"]
     assert hle["judge_model_default"] and hle["required_secret_names"] == ["HF_TOKEN"]
@@ -65,10 +69,15 @@ def test_runs_lists_owned_and_unmanaged_runs_of_the_workspace(repo: WorkspaceRep
 
 
 def test_runs_of_a_spec_or_a_run_scores_every_agent(repo: WorkspaceRepo) -> None:
+    """cli-benchmark-runs.md: "`runs info` [...] scores every agent the way the run page does: rank, pass@1 with
+    its confidence interval, the deepest pass@k, and per-task cost, time, and tokens."
+    """
     repo.cli("apply", "--auto-approve", "--target", "tb-compare", check=True)
     (report,) = repo.json("runs", "tb-compare")["runs"]
     assert report["owner"] == "spec tb-compare"
     assert [a["model"] for a in report["agent_scores"]] == ["gpt-5.2", "claude-sonnet-4"]
+    for agent in report["agent_scores"]:
+        assert set(agent) >= {"rank", "pass_at_1", "deepest_k", "pass_at_k", "cost_per_task_usd", "tokens_per_task"}
     stranger = repo.submit_directly()
     (other,) = repo.json("runs", stranger["name"])["runs"]
     assert other["owner"] == "unmanaged" and other["id"] == stranger["id"]
@@ -80,6 +89,9 @@ def test_runs_of_an_unknown_name_says_where_to_look(repo: WorkspaceRepo) -> None
 
 
 def test_logs_pages_back_with_the_cursor_it_prints(repo: WorkspaceRepo) -> None:
+    """cli-benchmark-runs.md: "Logs are returned oldest first within each page; pass the JSON response's
+    `next_cursor` to page further back."
+    """
     run = repo.submit_directly()
     repo.stop_directly(run["id"])  # a second entry: submitted, then stopped
     first = repo.json("logs", run["name"], "--limit", "1")

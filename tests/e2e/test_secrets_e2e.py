@@ -60,6 +60,9 @@ def rows(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def test_secrets_shows_each_specs_records_where_they_exist_and_what_is_missing(repo: WorkspaceRepo) -> None:
+    """cli-benchmark-runs.md: "Also create every record named in the `benchmark info` response's
+    `required_secret_names` [...] These are implicit benchmark requirements and are not repeated in the TOML."
+    """
     doc = repo.json("secrets")
     found = rows(doc)
     assert doc["missing"] == ["MISTRAL_API_KEY"]
@@ -90,6 +93,8 @@ def test_secrets_set_reads_standard_input_and_prints_only_the_name(repo: Workspa
 
 
 def test_secrets_set_from_env_stores_a_personal_record_by_default(repo: WorkspaceRepo) -> None:
+    """cli-benchmark-runs.md: "Personal scope is the default. Use `--scope workspace` for a credential shared
+    with workspace members who can submit runs." The wire calls personal `user`."""
     done = repo.cli("secrets", "set", "MISTRAL_API_KEY", "--from-env", "MY_KEY", env={"MY_KEY": "mk-from-env"})
     assert done.returncode == 0, done.stderr
     assert done.stdout == "set MISTRAL_API_KEY (personal)\n"
