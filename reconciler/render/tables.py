@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -17,9 +18,9 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def json_document(kind: str, body: object) -> str:
+def json_document(kind: str, body: Mapping[str, Any]) -> str:
     """One versioned JSON document per command: `{"schema_version": 1, "kind": ..., ...}`."""
     import json
 
-    doc = {"schema_version": 1, "kind": kind, **(body if isinstance(body, dict) else {"items": body})}
+    doc = {"schema_version": 1, "kind": kind, **body}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"
