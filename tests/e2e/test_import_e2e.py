@@ -104,3 +104,14 @@ def test_importing_an_unknown_run_is_a_clear_error_and_writes_nothing(repo: Work
     done = repo.cli("import", "no-such-run")
     assert done.returncode == 2 and "no run named 'no-such-run'" in done.stderr
     assert list((repo.root / "specs/runs").iterdir()) == []
+
+
+def test_an_imported_spec_holds_secret_record_names_never_values(repo: WorkspaceRepo) -> None:
+    payload = {**SMOKE_PAYLOAD, "secrets": {"required": ["EXTRA_TOKEN"], "provided": {"EXTRA_TOKEN": "tok-VALUE-123"}}}
+    run = repo.submit_directly(payload)
+    repo.cli("import", run["name"], "--id", "with-secret", check=True)
+    text = (repo.root / "specs/runs/with-secret.toml").read_text()
+    assert "tok-VALUE-123" not in text
+    assert tomllib.loads(text)["secrets"] == {"required": ["EXTRA_TOKEN"]}
+    kinds_after = kinds(repo.json("plan"))
+    assert kinds_after[0] == ("import", "with-secret")
