@@ -32,6 +32,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "reconciler.commands.download",
         "Fetch run outputs into .osmosis/benchmarks/, resumably and path-safely.",
     ),
+    "runs": (
+        "reconciler.commands.runs",
+        "Any run of the workspace: owner, status; per-agent rank, pass@1, pass@k, cost.",
+    ),
+    "logs": ("reconciler.commands.logs", "A run's lifecycle log, paged with the cursor; --follow until it ends."),
+    "secrets": (
+        "reconciler.commands.secrets",
+        "Secret records the specs need and where they exist; `secrets set NAME`.",
+    ),
+    "import": ("reconciler.commands.import_", "Write a spec that adopts an existing run (`[reconcile] adopt`)."),
+    "benchmarks": (
+        "reconciler.commands.benchmarks",
+        "List the workspace's benchmarks, or show one: tasks, sets, needs.",
+    ),
 }
 
 

@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 import click
 
+from ..errors import ExitCode, ReconcilerError
+
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
@@ -37,8 +39,20 @@ def target_option(func: F) -> F:
     )(func)
 
 
+class Interrupted(ReconcilerError):
+    """Ctrl-C: one line and exit 130, never a traceback (click would turn it into a bare `Abort`)."""
+
+    exit_code = ExitCode.INTERRUPTED
+
+    def render(self) -> str:
+        return self.message
+
+
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coro)
+    try:
+        return asyncio.run(coro)
+    except KeyboardInterrupt:
+        raise Interrupted("interrupted") from None
 
 
 def stderr_is_tty() -> bool:

@@ -18,6 +18,13 @@ from ._common import platform_options, target_option
 @click.option("--allow-empty", is_flag=True, help="Accept a repository with no run specs even though it owns runs.")
 @target_option
 @click.option(
+    "--replace",
+    "replace",
+    multiple=True,
+    metavar="SPEC_ID",
+    help="Submit this spec's current config again on purpose, stopping its active run first (repeatable; paid).",
+)
+@click.option(
     "--lock-timeout", type=float, default=0.0, show_default=True, help="Seconds to wait for another reconciler's lock."
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -29,6 +36,7 @@ def command(
     allow_protected: bool,
     allow_empty: bool,
     targets: tuple[str, ...],
+    replace: tuple[str, ...],
     lock_timeout: float,
     fmt: str,
     platform: str | None,
@@ -40,7 +48,9 @@ def command(
     unless --auto-approve. With PLAN_FILE (from `reconciler plan --out`),
     applies exactly that plan and refuses it as stale when the specs or the
     platform changed since. A spec's config is never submitted twice: markers
-    are looked up again right before each submit. Exit 1 when any action fails.
+    are looked up again right before each submit, except for the specs named
+    with --replace, whose config is submitted again on purpose (the plan says
+    "replace requested" and what it costs). Exit 1 when any action fails.
     """
     from ..engine.lock import project_lock
     from ..engine.operations import apply_plan, make_policy, read_plan_file
@@ -54,14 +64,19 @@ def command(
     project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
     saved = None
     if plan_file is not None:
-        if targets or prune or allow_protected:
+        if targets or prune or allow_protected or replace:
             raise UsageError(
-                "a saved plan already fixes --target, --prune and --allow-protected; re-run `reconciler plan --out` to change them"
+                "a saved plan already fixes --target, --prune, --allow-protected and --replace;"
+                " re-run `reconciler plan --out` to change them"
             )
         policy, doc = read_plan_file(plan_file)
         saved = (plan_file, doc)
     else:
         policy = make_policy(project, targets, prune, allow_protected)
+        if replace:
+            from ..engine.replace import with_replace
+
+            policy = with_replace(project, policy, replace)
 
     interactive = sys.stdin.isatty()
     quiet = fmt == "json"

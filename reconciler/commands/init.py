@@ -39,7 +39,8 @@ def scaffold_files() -> dict[str, str]:
 @click.command("init")
 @click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
-def command(directory: Path, force: bool) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def command(directory: Path, force: bool, fmt: str) -> None:
     """Scaffold a GitOps repository for benchmark runs in DIRECTORY (default: here).
 
     Writes reconciler.toml (platform = "local": works with no account), a
@@ -61,12 +62,12 @@ def command(directory: Path, force: bool) -> None:
             f"{len(existing)} file(s) already exist in {directory}, nothing was written:\n  {listed}",
             hint="pass --force to overwrite them, or run `reconciler init` in an empty directory",
         )
+    written = []
     for rel, text in content.items():
         path = targets[rel]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-        verb = "overwrote" if rel in existing else "created"
-        click.echo(f"{verb} {rel}")
+        written.append((rel, "overwrote" if rel in existing else "created"))
     here = Path.cwd().resolve() == directory.resolve()
     steps = [] if here else [f"cd {directory}"]
     if not any((d / ".git").exists() for d in (directory.resolve(), *directory.resolve().parents)):
@@ -77,6 +78,13 @@ def command(directory: Path, force: bool) -> None:
         "reconciler apply           # submit the smoke run (simulated locally)",
         "reconciler reconcile       # converge, download results, render the leaderboards",
     ]
+    if fmt == "json":
+        from ..render.documents import init_json
+
+        click.echo(init_json(str(directory), written, [s.split("  #")[0].strip() for s in steps]), nl=False)
+        return
+    for rel, verb in written:
+        click.echo(f"{verb} {rel}")
     click.echo("\nNext:\n" + "\n".join(f"  {s}" for s in steps))
     click.echo(
         "\nFor the real platform: set platform in reconciler.toml, export OSMOSIS_TOKEN, and add it as the"

@@ -20,11 +20,19 @@ from ._common import platform_options, target_option
 @click.option(
     "--prune", is_flag=True, default=None, help="Stop owned runs whose spec was deleted (default: [apply] prune)."
 )
+@click.option(
+    "--replace",
+    "replace",
+    multiple=True,
+    metavar="SPEC_ID",
+    help="Submit this spec's current config again on purpose (repeatable; paid).",
+)
 @click.option("--allow-empty", is_flag=True, help="Accept a repository with no run specs even though it owns runs.")
 @click.option(
     "--lock-timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for another reconciler's lock."
 )
 @click.option("-v", "--verbose", is_flag=True, help="Also list the generated files that did not change.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options
 def command(
     wait_: bool,
@@ -33,8 +41,10 @@ def command(
     push: bool,
     targets: tuple[str, ...],
     prune: bool | None,
+    replace: tuple[str, ...],
     allow_empty: bool,
     lock_timeout: float,
+    fmt: str,
     platform: str | None,
     workspace: str | None,
     verbose: bool,
@@ -46,7 +56,9 @@ def command(
     [reconcile] download list asks for, renders every leaderboard, and with
     --commit commits exactly the generated files that changed. With --target,
     only those specs (for sharding the job by benchmark). Silent when nothing
-    changed (-v lists unchanged files too); exit 1 when any step failed.
+    changed (-v lists unchanged files too); exit 1 when any step failed. With
+    --format json, stdout gets one document: the plan, each action's result,
+    the leaderboards and the commit.
     """
 
     from ..engine.lock import project_lock
@@ -59,6 +71,9 @@ def command(
         raise UsageError("--push needs --commit")
     project = load_project()
     project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
+    text = fmt == "text"
+    say = click.echo if text else None
+    commit_doc: dict[str, object] | None = None
     with project_lock(project, timeout=lock_timeout):
         result = run_async(
             reconcile(
@@ -67,10 +82,11 @@ def command(
                 timeout=timeout,
                 targets=targets,
                 prune=prune,
+                replace=replace,
                 allow_empty=allow_empty,
                 platform=platform,
                 workspace=workspace,
-                log=click.echo,
+                log=say,
                 verbose=verbose,
             )
         )
@@ -93,7 +109,10 @@ def command(
             for path in getattr(done, "ignored", ()):
                 click.echo(f"not committed: {path} is ignored by .gitignore", err=True)
             sha = getattr(done, "sha", None)
-            click.echo(f"committed {sha[:10]}: {', '.join(done.paths)}" if sha else "nothing to commit")  # type: ignore[attr-defined]
+            paths = list(getattr(done, "paths", ()))
+            commit_doc = {"sha": sha, "paths": paths, "pushed_attempts": None}
+            if text:
+                click.echo(f"committed {sha[:10]}: {', '.join(paths)}" if sha else "nothing to commit")
             if push and sha:
 
                 def rerender() -> object:
@@ -102,6 +121,12 @@ def command(
                     return commit()
 
                 tries = push_with_retry(project.root, rerender=rerender)  # type: ignore[arg-type]
-                click.echo(f"pushed (attempt {tries})")
+                commit_doc["pushed_attempts"] = tries
+                if text:
+                    click.echo(f"pushed (attempt {tries})")
+    if not text:
+        from ..render.documents import reconcile_json
+
+        click.echo(reconcile_json(result, commit_doc), nl=False)
     if result.failures:
         raise PartialFailure(f"{len(result.failures)} step(s) failed:\n  " + "\n  ".join(result.failures))

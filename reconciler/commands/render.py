@@ -8,8 +8,9 @@ from ._common import platform_options, target_option
 @click.command("render")
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when any leaderboard file would change (for CI).")
 @target_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options
-def command(check: bool, targets: tuple[str, ...], platform: str | None, workspace: str | None) -> None:
+def command(check: bool, targets: tuple[str, ...], fmt: str, platform: str | None, workspace: str | None) -> None:
     """Render each benchmark spec's leaderboard (Markdown, and SVG when `chart` is set).
 
     Writes the whole file, or only between `<!-- reconciler:leaderboard NAME -->`
@@ -27,13 +28,17 @@ def command(check: bool, targets: tuple[str, ...], platform: str | None, workspa
     )
     errors = [o for o in outcomes if o.error]
     changed = [f for o in outcomes for f in o.changed]
-    for o in outcomes:
+    if fmt == "json":
+        from ..render.documents import render_json
+
+        click.echo(render_json(outcomes, check), nl=False)
+    for o in outcomes if fmt == "text" else []:
         if o.error:
             click.echo(f"error: {o.spec_id}: {o.error}", err=True)
         for f in o.files:
             state = ("would change" if check else "updated") if f in o.changed else "unchanged"
             click.echo(f"{f}: {state}")
-    if not outcomes:
+    if not outcomes and fmt == "text":
         click.echo("no benchmark specs with a [leaderboard] table")
     if errors:
         raise PartialFailure(f"{len(errors)} leaderboard(s) could not be rendered")

@@ -13,22 +13,33 @@ from ._common import platform_options, target_option
 @click.option(
     "--interval", type=float, default=None, help="Seconds between polls (default 2, or 0.5 on the local platform)."
 )
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options
 def command(
-    targets: tuple[str, ...], timeout: float, interval: float | None, platform: str | None, workspace: str | None
+    targets: tuple[str, ...],
+    timeout: float,
+    interval: float | None,
+    fmt: str,
+    platform: str | None,
+    workspace: str | None,
 ) -> None:
     """Follow the specs' active runs until every one has ended.
 
     Progress bars on stderr when it is a terminal, a line per change otherwise.
-    Exit 0 when all runs ended, 1 on timeout.
+    Exit 0 when all runs ended, 1 on timeout. With --format json, stdout gets
+    one document with the specs' runs once they have ended.
     """
     from ..engine.waiting import wait_for_runs
     from ..settings import load_project
     from ._common import run_async
 
     project = load_project()
-    run_async(
+    observed = run_async(
         wait_for_runs(
             project, targets=targets, timeout=timeout, interval=interval, platform=platform, workspace=workspace
         )
     )
+    if fmt == "json":
+        from ..render.documents import wait_json
+
+        click.echo(wait_json(observed), nl=False)

@@ -28,8 +28,10 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from ..specs import rules
 from ..specs.diagnostics import Severity, dotted
 from ..specs.models import BenchmarkSpec, LeaderboardTable, RunSpec
+from . import adopt
 from .cost import Cost, agent_models, estimate_cost, is_full_run
 from .identity import canonical_json
+from .replace import replace_reason
 from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus
 
 PLAN_SCHEMA_VERSION = 1
@@ -45,6 +47,7 @@ class ActionKind(StrEnum):
     BLOCKED = "blocked"
     ORPHAN = "orphan"
     NOOP = "noop"
+    IMPORT = "import"  # an existing run adopted by `[reconcile] adopt`: changes nothing on the platform
 
 
 CHANGING = frozenset({ActionKind.SUBMIT, ActionKind.REPLACE, ActionKind.STOP, ActionKind.DOWNLOAD, ActionKind.RENDER})
@@ -153,6 +156,7 @@ def _newest_first(runs: Iterable[ObservedRun]) -> list[ObservedRun]:
 
 class _Planner:
     def __init__(self, desired: Desired, observed: Observed, policy: Policy) -> None:
+        observed = adopt.claim(observed, {d.spec.id: d.fingerprint for d in desired.runs})
         self.desired = desired
         self.observed = observed
         self.policy = policy
@@ -187,7 +191,7 @@ class _Planner:
         actions: list[Action] = []
         for d in sorted(self.desired.runs, key=lambda r: r.spec.id):
             if self.policy.targeted(d.spec.id):
-                actions.extend(self._run_spec(d))
+                actions.extend(self._adopting(d) if d.spec.reconcile.adopt else self._run_spec(d))
         if not self.policy.targets:
             actions.extend(self._orphans())
         for b in sorted(self.desired.benchmarks, key=lambda b: b.id):
@@ -218,6 +222,8 @@ class _Planner:
         if current:
             latest = current[0]
             out = [self._stop(spec, r, "an older config of this spec is still active") for r in older_active]
+            if spec.id in self.policy.replace:
+                return [*out, self._replace_requested(d, latest)]
             if latest.active:
                 progress = f"{latest.ingested}/{latest.expected}" if latest.expected else "no results yet"
                 out.append(
@@ -267,6 +273,32 @@ class _Planner:
             rest = [self._stop(spec, r, "an older config of this spec is still active") for r in older_active[1:]]
             return [*rest, replace]
         return [self._paid(d, ActionKind.SUBMIT, None)]
+
+    def _adopting(self, d: DesiredRun) -> list[Action]:
+        """`[reconcile] adopt` (core/adopt.py): blocked with the reason, or `import` before the usual actions."""
+        said = adopt.verdict(d.spec.id, d.spec.reconcile.adopt, self.observed)
+        if said is None:
+            return self._run_spec(d)
+        base = {"spec_id": d.spec.id, "benchmark": d.spec.config.experiment.benchmark}
+        kind = ActionKind.BLOCKED if said.blocked else ActionKind.IMPORT
+        note = Action(
+            kind=kind,
+            blocked_by="adopt" if said.blocked else None,
+            reason=said.reason,
+            run_id=said.run_id,
+            run_name=said.run_name,
+            **base,
+        )
+        return [note] if said.blocked else [note, *self._run_spec(d)]
+
+    def _replace_requested(self, d: DesiredRun, latest: ObservedRun) -> Action:
+        """The same config again, asked for with --replace (see core/replace.py)."""
+        if latest.active and d.spec.reconcile.protect and not self.policy.allow_protected:
+            return self._stop(d.spec, latest, replace_reason(latest))
+        action = self._paid(d, ActionKind.REPLACE if latest.active else ActionKind.SUBMIT, latest)
+        if action.kind is ActionKind.BLOCKED:
+            return action
+        return action.model_copy(update={"reason": replace_reason(latest)})
 
     def _after_terminal(self, spec: RunSpec, run: ObservedRun) -> Action:
         base = {"spec_id": spec.id, "benchmark": spec.config.experiment.benchmark, "run_id": run.id}
@@ -336,7 +368,7 @@ class _Planner:
         needed = list(dict.fromkeys([*spec.config.required_secret_names(), *bench.required_secret_names]))
         missing = [n for n in needed if n not in self.observed.secrets]
         if missing:
-            hint = ", ".join(f"`osmosis secret set {n}`" for n in missing)
+            hint = ", ".join(f"`reconciler secrets set {n}`" for n in missing)
             return self._blocked(
                 base, "secrets_missing", f"secret records missing: {', '.join(missing)}; create them with {hint}", cost
             )

@@ -81,6 +81,18 @@ class BenchmarkState(_Value):
         return self.sync_status == "ready"
 
 
+class Adoption(_Value):
+    """What the platform says about the run a spec's `[reconcile] adopt` names (core/adopt.py decides)."""
+
+    spec_id: str
+    ref: str  # the run name or id as written in the spec
+    run: ObservedRun | None = None  # None: no such run in the workspace
+    marker: Marker | None = None  # the run's own marker, when it already has one
+    differences: tuple[str, ...] = ()  # "field: run has X, spec has Y", empty when the configs match exactly
+    fingerprint: str | None = None  # of the run's own submitted config
+    recorded: bool = False  # the state file already records this run as the spec's
+
+
 class Observed(_Value):
     owner: str
     runs: tuple[ObservedRun, ...] = ()
@@ -89,6 +101,7 @@ class Observed(_Value):
     downloaded: dict[str, frozenset[str]] = Field(default_factory=dict)  # run id -> output types on disk
     rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> render digest (core.plan)
     templates_digest: str = ""  # the leaderboard templates as they would load now: a render input
+    adoptions: dict[str, Adoption] = Field(default_factory=dict)  # spec id -> the run its `adopt` names
 
 
 class DesiredRun(_Value):
@@ -106,6 +119,7 @@ class Policy(_Value):
     allow_protected: bool = False
     max_attempts_per_apply: int | None = None
     targets: frozenset[str] = frozenset()  # spec ids; empty = every spec
+    replace: frozenset[str] = frozenset()  # spec ids whose current config is submitted again on purpose
 
     def targeted(self, spec_id: str) -> bool:
         return not self.targets or spec_id in self.targets

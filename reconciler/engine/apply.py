@@ -76,6 +76,13 @@ class Applier:
         self.gate = asyncio.Semaphore(parallelism)
         self.downloader = downloader
         self.renderer = renderer
+        self._adopted = {
+            a.run.id: r.marker
+            for a in observed.adoptions.values()
+            if a.run is not None and a.marker is None
+            for r in observed.runs
+            if r.id == a.run.id and r.marker is not None
+        }
 
     async def run(self, plan: Plan) -> ApplyReport:
         todo = [a for a in plan.actions if a.changes]
@@ -118,8 +125,9 @@ class Applier:
     async def _stop(self, action: Action) -> ActionResult:
         assert action.run_id is not None
         detail = await self.client.get_run(action.run_id)
-        marker = marker_of(detail)
-        # Ownership is read from the platform again right before acting, never assumed.
+        # Ownership is read from the platform again right before acting, never assumed; a run adopted
+        # by a spec's `adopt` (core/adopt.py) has no marker of its own and is ours by its config.
+        marker = marker_of(detail) or self._adopted.get(action.run_id)
         if marker is None or marker.owner != self.session.owner or marker.spec_id != action.spec_id:
             return ActionResult(
                 action=action, ok=False, message=f"{action.run_name} is not owned by this repository; not stopped"

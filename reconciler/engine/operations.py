@@ -206,7 +206,7 @@ def status_rows(result: PlanResult, owner: str) -> list[StatusRow]:
                 r for r in result.observed.runs if r.marker and r.marker.owner == owner and r.marker.spec_id == spec_id
             ]
             run = max(owned, key=lambda r: (r.created_at or "", r.id)) if owned else None
-        kinds = {a.kind.value for a in actions}
+        kinds = {a.kind.value for a in actions} - {"import"}  # adopting a run changes nothing
         if kinds <= {"noop", "wait"}:
             sync = "in sync" if "wait" not in kinds else "in sync (running)"
         elif "orphan" in kinds:

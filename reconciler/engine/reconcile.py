@@ -15,6 +15,7 @@ from ..settings import LOCAL_PLATFORM, Project
 from .apply import Applier, ApplyReport
 from .operations import PlanResult, _plan_in, make_policy, refuse_sudden_empty
 from .rendering import RenderOutcome, render_all
+from .replace import with_replace
 from .session import open_session
 from .waiting import wait_in
 
@@ -46,6 +47,7 @@ async def reconcile(
     wait: bool = False,
     targets: Sequence[str] = (),
     prune: bool | None = None,
+    replace: Sequence[str] = (),
     timeout: float = 3600.0,
     allow_empty: bool = False,
     platform: str | None = None,
@@ -60,7 +62,8 @@ async def reconcile(
     prune = project.settings.apply.prune if prune is None else prune
     policy = make_policy(project, targets, prune, False)
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
-        first = await _plan_in(session, policy)
+        # --replace asks for one new submit: the plan after applying must not ask again
+        first = await _plan_in(session, with_replace(project, policy, replace) if replace else policy)
         refuse_sudden_empty(session, first.observed, allow_empty)
         for name in first.adopted:
             say(f"adopted {name}: its submit was interrupted after the platform accepted it")

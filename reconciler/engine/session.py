@@ -15,6 +15,7 @@ from ..osmosis.client import OsmosisClient
 from ..safe_paths import writable_path
 from ..settings import LOCAL_PLATFORM, Project, resolve_platform
 from ..specs.loader import LoadResult, discover, load_specs
+from .adoption import with_adoptions
 from .observe import observe
 from .render_inputs import templates_digest
 from .state import SpecRecord, State, load_state, save_state
@@ -59,6 +60,7 @@ class Session:
         observed = await observe(
             self.client, self.desired, self.state, owner=self.owner, outputs_root=self.outputs_root
         )
+        observed = await with_adoptions(self.client, self.desired, observed, self.state, self.outputs_root)
         self.adopted = settle_intents(self.state, observed)
         return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})
 

@@ -50,6 +50,9 @@ class State(BaseModel):
     # generated file -> digest of the bytes last written, so a custom template's output is still ours to rewrite
     generated: dict[str, str] = Field(default_factory=dict)
     intents: list[Intent] = Field(default_factory=list)
+    # run id -> the spec whose `[reconcile] adopt` took it over; git's `adopt` is the truth, this only
+    # remembers that the plan already showed the import
+    adopted: dict[str, str] = Field(default_factory=dict)
 
 
 def load_state(path: Path) -> State:

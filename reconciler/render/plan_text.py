@@ -17,6 +17,7 @@ SYMBOLS = {
     ActionKind.BLOCKED: "!",
     ActionKind.ORPHAN: "?",
     ActionKind.NOOP: "=",
+    ActionKind.IMPORT: "<-",
 }
 COLORS = {
     ActionKind.SUBMIT: "green",
@@ -65,7 +66,7 @@ def action_line(action: Action, style: Any = None) -> str:
 
 def summary_line(plan: Plan) -> str:
     counts = plan.counts()
-    order = ["submit", "replace", "stop", "download", "render", "wait", "blocked", "orphan", "noop"]
+    order = ["submit", "replace", "stop", "download", "render", "import", "wait", "blocked", "orphan", "noop"]
     parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
     text = "Plan: " + (", ".join(parts) if parts else "no specs")
     if plan.paid_attempts:

@@ -26,6 +26,9 @@ class ReconcileTable(_Table):
     download: list[OutputType] = Field(default_factory=lambda: list[OutputType](["summary", "results"]))
     protect: bool = False
     id: str | None = Field(default=None, pattern=SPEC_ID_PATTERN)
+    # An existing run (name or id) this spec takes over instead of submitting: kept in git, so the
+    # run stays this spec's even though its environment carries no ownership marker.
+    adopt: str | None = Field(default=None, min_length=1, max_length=256)
 
     def download_types(self) -> tuple[str, ...]:
         if "all" in self.download:

@@ -464,7 +464,7 @@ def test_reconcile_workflow_triggers() -> None:
     on = load(WORKFLOWS / "reconcile.yml")[True]
     assert on["push"] == {"branches": ["main"], "paths": ["specs/**"]}
     assert on["schedule"] == [{"cron": "*/30 * * * *"}]
-    assert set(on["workflow_dispatch"]["inputs"]) == {"targets", "prune"}
+    assert set(on["workflow_dispatch"]["inputs"]) == {"targets", "prune", "replace"}
     assert on["workflow_dispatch"]["inputs"]["prune"]["type"] == "boolean"
 
 
@@ -483,3 +483,17 @@ def test_workflows_pass_actionlint() -> None:
         text=True,
     )
     assert done.returncode == 0, done.stdout
+
+
+def test_reconcile_workflow_dispatched_with_replace_submits_that_spec_again(
+    work: Path, origin: Path, github: FakeGitHub
+) -> None:
+    first = Job(work, "workflow_dispatch", {"inputs": {"targets": "tb-smoke"}}, github)
+    first.inputs = {"targets": "tb-smoke", "prune": False, "replace": ""}
+    assert first.run_workflow(WORKFLOWS / "reconcile.yml") and first.step("Reconcile").code == 0
+    again = Job(work, "workflow_dispatch", {"inputs": {"targets": "tb-smoke", "replace": "tb-smoke"}}, github)
+    again.inputs = {"targets": "tb-smoke", "prune": False, "replace": "tb-smoke"}
+    results = again.run_workflow(WORKFLOWS / "reconcile.yml")
+    step = again.step("Reconcile")
+    assert step.code == 0, explain(results)
+    assert re.search(r"ok\s+(submit|replace)\s+tb-smoke: (stopped \S+; )?submitted", step.stdout), step.stdout

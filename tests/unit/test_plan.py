@@ -221,7 +221,7 @@ def test_a_submit_is_blocked_with_the_reason(obs_kw: dict[str, object], code: st
 
 def test_missing_secrets_are_named_with_the_command_that_creates_them() -> None:
     (action,) = plan(Desired(runs=(spec(FULL),)), observed(secrets=("OPENAI_API_KEY",))).actions
-    assert "ANTHROPIC_API_KEY" in action.reason and "osmosis secret set ANTHROPIC_API_KEY" in action.reason
+    assert "ANTHROPIC_API_KEY" in action.reason and "reconciler secrets set ANTHROPIC_API_KEY" in action.reason
 
 
 def test_a_run_over_max_attempts_per_run_is_blocked() -> None:

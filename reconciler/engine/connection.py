@@ -1,0 +1,40 @@
+"""A platform client for commands that look around without reading the specs (benchmarks, runs, logs, secrets)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from ..osmosis.client import OsmosisClient
+from ..settings import LOCAL_PLATFORM, Project, resolve_platform
+
+
+@dataclass(frozen=True)
+class Connection:
+    client: OsmosisClient
+    owner: str  # the ownership marker's owner for this repository, as `plan` computes it
+
+
+@asynccontextmanager
+async def open_client(
+    project: Project, *, platform_flag: str | None = None, workspace_flag: str | None = None
+) -> AsyncIterator[Connection]:
+    """The same platform, workspace scope and owner `plan` would use, resolved the same way."""
+    from ..osmosis.connect import connect
+    from .session import git_identity
+
+    platform = resolve_platform(project, platform_flag)
+    workspace = workspace_flag or os.environ.get("OSMOSIS_WORKSPACE") or project.settings.workspace
+    identity = None if workspace else git_identity(project.root)
+    owner = project.settings.owner or identity or workspace or LOCAL_PLATFORM
+    client = connect(
+        platform,
+        root=project.root,
+        token=os.environ.get("OSMOSIS_TOKEN"),
+        workspace=workspace,
+        git_identity=identity,
+    )
+    async with client:
+        yield Connection(client, owner)

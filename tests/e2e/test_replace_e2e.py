@@ -1,0 +1,55 @@
+"""`apply --replace SPEC_ID` end to end against `reconciler platform serve`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.served_platform import ServedPlatform, serve_platform
+from tests.e2e.workspace_repo import WorkspaceRepo
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedPlatform]:
+    with serve_platform(tmp_path_factory.mktemp("platform")) as served:
+        yield served
+
+
+@pytest.fixture
+def repo(tmp_path: Path, platform: ServedPlatform) -> WorkspaceRepo:
+    return WorkspaceRepo(tmp_path / "repo", platform)
+
+
+def smoke_runs(repo: WorkspaceRepo) -> list[dict[str, object]]:
+    return [r for r in repo.platform.runs(repo.workspace) if str(r["spec"] or "").startswith("tb-smoke@")]
+
+
+def test_replace_submits_a_stopped_specs_config_again_and_says_why_and_what_it_costs(repo: WorkspaceRepo) -> None:
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    (first,) = smoke_runs(repo)
+    repo.stop_directly(str(first["id"]))
+    assert repo.json("plan", "--target", "tb-smoke")["paid_attempts"] == 0  # never resubmitted on its own
+    done = repo.cli("apply", "--auto-approve", "--target", "tb-smoke", "--replace", "tb-smoke", check=True)
+    assert f"replace requested: {first['name']} is stopped" in done.stdout and "= 1 attempts" in done.stdout
+    runs = smoke_runs(repo)
+    assert len(runs) == 2 and runs[0]["spec"] == first["spec"]  # the same config, once more
+    assert {a["kind"] for a in repo.json("plan", "--target", "tb-smoke")["actions"]} == {"wait"}
+
+
+def test_replace_of_an_active_run_stops_it_first(repo: WorkspaceRepo) -> None:
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    (first,) = smoke_runs(repo)
+    done = repo.cli("apply", "--auto-approve", "--replace", "tb-smoke", check=True)
+    assert f"replace requested: stop {first['name']}" in done.stdout
+    statuses = sorted(str(r["status"]) for r in smoke_runs(repo))
+    assert len(statuses) == 2 and "stopped" in statuses
+
+
+def test_replace_of_an_unknown_spec_is_a_usage_error_and_changes_nothing(repo: WorkspaceRepo) -> None:
+    done = repo.cli("apply", "--auto-approve", "--replace", "no-such-spec")
+    assert done.returncode == 2 and "unknown --replace no-such-spec" in done.stderr and "tb-smoke" in done.stderr
+    assert repo.platform.runs(repo.workspace) == []
