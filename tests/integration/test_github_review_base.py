@@ -92,7 +92,7 @@ def test_the_comment_has_the_field_diff_when_the_checkout_lacks_origin_base(
     assert done.returncode == 0, done.stdout + done.stderr
     [comment] = github.comments(REPO, PR)
     assert DIFF_LINE in str(comment["body"]), done.stdout + done.stderr
-    assert "warning" not in done.stdout
+    assert "no spec review" not in done.stdout
 
 
 def test_a_full_clone_stays_full_after_the_base_commit_is_fetched(
