@@ -24,6 +24,12 @@ from ._common import platform_options, target_option
 @click.option(
     "--lock-timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for another reconciler's lock."
 )
+@click.option(
+    "--github-results",
+    is_flag=True,
+    help="Report each spec's latest run: the job summary, and a results comment and commit status on the"
+    " pull request whose merge submitted it (GitHub Actions; needs GITHUB_TOKEN).",
+)
 @platform_options
 def command(
     wait_: bool,
@@ -34,6 +40,7 @@ def command(
     prune: bool | None,
     allow_empty: bool,
     lock_timeout: float,
+    github_results: bool,
     platform: str | None,
     workspace: str | None,
 ) -> None:
@@ -50,11 +57,13 @@ def command(
     from ..engine.lock import project_lock
     from ..engine.reconcile import reconcile
     from ..errors import PartialFailure, UsageError
+    from ..github.results import publish_results, results_context_from_env, submitting_commit
     from ..settings import load_project
     from ._common import run_async
 
     if push and not commit_:
         raise UsageError("--push needs --commit")
+    results_ctx = results_context_from_env() if github_results else None
     project = load_project()
     with project_lock(project, timeout=lock_timeout):
         result = run_async(
@@ -68,6 +77,8 @@ def command(
                 platform=platform,
                 workspace=workspace,
                 log=click.echo,
+                results=github_results,
+                submitted_by=submitting_commit(),
             )
         )
         if commit_:
@@ -99,5 +110,8 @@ def command(
 
                 tries = push_with_retry(project.root, rerender=rerender)  # type: ignore[arg-type]
                 click.echo(f"pushed (attempt {tries})")
+    if results_ctx is not None:
+        for line in publish_results(results_ctx, result.results):
+            click.echo(line)
     if result.failures:
         raise PartialFailure(f"{len(result.failures)} step(s) failed:\n  " + "\n  ".join(result.failures))

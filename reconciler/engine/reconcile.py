@@ -15,6 +15,7 @@ from ..settings import LOCAL_PLATFORM, Project
 from .apply import Applier, ApplyReport
 from .operations import PlanResult, _plan_in, make_policy, refuse_sudden_empty
 from .rendering import RenderOutcome, render_all
+from .results import RunReport, collect_results, stamp_submissions
 from .session import open_session
 from .waiting import wait_in
 
@@ -27,6 +28,7 @@ class ReconcileResult:
     rendered: list[RenderOutcome] = field(default_factory=list)
     state_file: str = ""
     generated: list[str] = field(default_factory=list)  # every generated file, changed or not
+    results: list[RunReport] = field(default_factory=list)  # with results=True: each spec's latest run
 
     @property
     def failures(self) -> list[str]:
@@ -51,6 +53,8 @@ async def reconcile(
     platform: str | None = None,
     workspace: str | None = None,
     log: object = None,
+    results: bool = False,
+    submitted_by: str | None = None,
 ) -> ReconcileResult:
     from ..outputs.download import downloader_for
 
@@ -60,6 +64,7 @@ async def reconcile(
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
         first = await _plan_in(session, policy)
         refuse_sudden_empty(session, first.observed, allow_empty)
+        before = {spec_id: record.run_id for spec_id, record in session.state.specs.items()}
         for name in first.adopted:
             say(f"adopted {name}: its submit was interrupted after the platform accepted it")
         applied = None
@@ -94,6 +99,8 @@ async def reconcile(
         for o in rendered:
             for f in o.files:
                 say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
+        stamp_submissions(session.state, before, submitted_by)
+        reports = await collect_results(session, second.observed, targets) if results else []
         session.save_state()
         generated = sorted({f for o in rendered for f in o.files} | {project.settings.state_file})
-        return ReconcileResult(first, applied, downloads, rendered, project.settings.state_file, generated)
+        return ReconcileResult(first, applied, downloads, rendered, project.settings.state_file, generated, reports)
