@@ -30,6 +30,11 @@ from ._common import platform_options, target_option
     help="Report each spec's latest run: the job summary, and a results comment and commit status on the"
     " pull request whose merge submitted it (GitHub Actions; needs GITHUB_TOKEN).",
 )
+@click.option(
+    "--render-only",
+    is_flag=True,
+    help="No submits, stops or downloads: render, report and commit (the last job of the sharded workflow).",
+)
 @platform_options
 def command(
     wait_: bool,
@@ -41,6 +46,7 @@ def command(
     allow_empty: bool,
     lock_timeout: float,
     github_results: bool,
+    render_only: bool,
     platform: str | None,
     workspace: str | None,
 ) -> None:
@@ -79,6 +85,7 @@ def command(
                 log=click.echo,
                 results=github_results,
                 submitted_by=submitting_commit(),
+                render_only=render_only,
             )
         )
         if commit_:
@@ -104,7 +111,11 @@ def command(
             if push and sha:
 
                 def rerender() -> object:
-                    again = run_async(reconcile(project, targets=targets, platform=platform, workspace=workspace))
+                    again = run_async(
+                        reconcile(
+                            project, targets=targets, platform=platform, workspace=workspace, render_only=render_only
+                        )
+                    )
                     result.rendered, result.generated = again.rendered, again.generated
                     return commit()
 

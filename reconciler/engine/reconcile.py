@@ -2,7 +2,8 @@
 
 apply within policy (as if --auto-approve; --prune only when reconciler.toml allows it) ->
 optionally wait for owned runs -> download what each spec asks for -> render leaderboards ->
-save the state file. Committing and pushing are the command's last steps (vcs).
+save the state file. Committing and pushing are the command's last steps (vcs). With
+render_only (the last job of the sharded workflow) only render, report and save.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ async def reconcile(
     log: object = None,
     results: bool = False,
     submitted_by: str | None = None,
+    render_only: bool = False,
 ) -> ReconcileResult:
     from ..outputs.download import downloader_for
 
@@ -72,7 +74,7 @@ async def reconcile(
         converge = first.plan.model_copy(
             update={"actions": tuple(a for a in first.plan.actions if a.kind is not ActionKind.RENDER)}
         )
-        if converge.has_changes:
+        if not render_only and converge.has_changes:
             applied = await Applier(
                 session,
                 first.observed,
@@ -91,7 +93,7 @@ async def reconcile(
         fetch = second.plan.model_copy(
             update={"actions": tuple(a for a in second.plan.actions if a.kind is ActionKind.DOWNLOAD)}
         )
-        if fetch.actions:
+        if not render_only and fetch.actions:
             downloads = await Applier(session, second.observed, downloader=downloader_for(session)).run(fetch)
             for r in downloads.results:
                 say(f"{'ok  ' if r.ok else 'FAIL'} download {r.action.spec_id}: {r.message}")

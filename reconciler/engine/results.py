@@ -3,7 +3,8 @@
 For every spec record (optionally only the targeted ones) whose run the platform still lists:
 
     active run            status only (the commit status says pending)
-    terminal run          its results.csv (downloaded into the outputs folder unless current),
+    terminal run          its results.csv (for a run a pull request asked for, downloaded into the
+                          outputs folder unless current; for any other, only when already there),
                           per agent pass@1, pass@k, cost/time/tokens per task, the rank the
                           platform's leaderboard gives it, and the paired comparison with the
                           previous run of the same spec (its results.csv too)
@@ -95,11 +96,16 @@ class _Collector:
         self.observed = observed
         self.boards: dict[str, list[Row]] = {}
 
-    async def results(self, run: ObservedRun) -> list[AgentResults]:
-        """The run's agents from its results.csv, downloading it when it is not current."""
+    async def results(self, run: ObservedRun, *, fetch: bool) -> list[AgentResults]:
+        """The run's agents from its results.csv, downloading it first when `fetch` (and it is not current)."""
         root = self.session.outputs_root
-        await download_run(self.session.client, run=run.id, types=["results"], output_root=root)
         path = Path(root) / run_dir_name(run.name, run.id) / "results.csv"
+        if fetch:
+            await download_run(self.session.client, run=run.id, types=["results"], output_root=root)
+        elif not path.is_file():
+            raise ResultsError(
+                f'{run.name} has no downloaded results.csv; add "results" to the spec\'s [reconcile] download list'
+            )
         try:
             return parse_results(path.read_text(encoding="utf-8"), source=str(path))
         except OSError as exc:
@@ -147,7 +153,7 @@ class _Collector:
         if not base.succeeded:
             update["reason"] = await self.reason(run)
         try:
-            agents = await self.results(run)
+            agents = await self.results(run, fetch=commit is not None)
         except (ReconcilerError, ResultsError) as exc:
             message = exc.message if isinstance(exc, ReconcilerError) else str(exc)
             return base.model_copy(update=update | {"problem": message})
@@ -155,7 +161,7 @@ class _Collector:
         paired: Mapping[int, Comparison] = {}
         if before is not None:
             try:
-                paired = comparisons(agents, await self.results(before), before.name)
+                paired = comparisons(agents, await self.results(before, fetch=commit is not None), before.name)
             except (ReconcilerError, ResultsError):
                 paired = {}  # an earlier run without readable results has nothing to compare
         board = [r for r in await self.rows(spec.config.experiment.benchmark) if r.run.id == run.id]

@@ -143,3 +143,33 @@ def test_scaffolded_workflows_pass_actionlint(scaffolded: Path) -> None:
         [str(BIN / "actionlint")], cwd=scaffolded, env=clean_env(), capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture
+def sharded(tmp_path: Path) -> Path:
+    done = run(tmp_path, "init", "--sharded", "evals")
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "evals"
+
+
+def test_init_sharded_writes_the_matrix_variant_in_place_of_the_single_job(sharded: Path) -> None:
+    written = sorted(str(p.relative_to(sharded)) for p in sharded.rglob("*") if p.is_file())
+    assert written == sorted(SCAFFOLDED)
+    jobs = yaml.safe_load((sharded / ".github/workflows/reconcile.yml").read_text())["jobs"]
+    assert list(jobs) == ["shards", "reconcile", "commit"]
+    assert jobs["reconcile"]["strategy"]["matrix"] == "${{ fromJSON(needs.shards.outputs.matrix) }}"
+    assert "@RECONCILER_VERSION@" not in (sharded / ".github/workflows/reconcile.yml").read_text()
+
+
+def test_the_sharded_scaffold_passes_actionlint(sharded: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=sharded, check=True)
+    done = subprocess.run(
+        [str(BIN / "actionlint")], cwd=sharded, env=clean_env(), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_shards_lists_one_shard_per_benchmark_in_a_fresh_scaffold(sharded: Path) -> None:
+    done = run(sharded, "shards", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"include":[{"shard":"terminal-bench-2-1","targets":"tb-smoke"}]}\n'
