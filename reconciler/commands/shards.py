@@ -22,6 +22,11 @@ import click
     help='json: the GitHub Actions matrix, {"include": [{"shard", "targets"}]}, on one line.',
 )
 @click.option(
+    "--github-output",
+    is_flag=True,
+    help="Also set the step outputs `matrix` (the JSON) and `count` (the number of shards) in GITHUB_OUTPUT.",
+)
+@click.option(
     "--merge-state",
     "merge",
     multiple=True,
@@ -29,7 +34,7 @@ import click
     metavar="FILE",
     help="Instead: fold these state files of shard jobs into this repository's state file (repeatable).",
 )
-def command(count: int | None, fmt: str, merge: tuple[Path, ...]) -> None:
+def command(count: int | None, fmt: str, github_output: bool, merge: tuple[Path, ...]) -> None:
     """List the shards of the scheduled reconcile, for a GitHub Actions matrix.
 
     Each shard is a set of run spec ids for `reconciler reconcile --target ...`:
@@ -49,6 +54,12 @@ def command(count: int | None, fmt: str, merge: tuple[Path, ...]) -> None:
     desired, _ = load_desired(project)
     specs = [(d.spec.id, d.spec.config.experiment.benchmark) for d in desired.runs]
     shards = by_spec_id([s for s, _ in specs], count) if count else by_benchmark(specs)
+    if github_output:
+        from ..errors import UsageError
+        from ..github.actions import set_outputs
+
+        if not set_outputs({"matrix": matrix_json(shards), "count": str(len(shards))}):
+            raise UsageError("--github-output needs GITHUB_OUTPUT, which GitHub Actions sets in every step")
     if fmt == "json":
         click.echo(matrix_json(shards))
         return

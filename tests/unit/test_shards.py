@@ -17,7 +17,9 @@ spec_ids = st.sets(st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True), max_s
 
 
 def test_one_shard_per_benchmark_in_ref_order() -> None:
-    shards = by_benchmark([("tb-smoke", "terminal-bench-2-1"), ("hle-parity", "hle"), ("tb-compare", "terminal-bench-2-1")])
+    shards = by_benchmark(
+        [("tb-smoke", "terminal-bench-2-1"), ("hle-parity", "hle"), ("tb-compare", "terminal-bench-2-1")]
+    )
     assert shards == [
         Shard(name="hle", targets=("hle-parity",)),
         Shard(name="terminal-bench-2-1", targets=("tb-compare", "tb-smoke")),
