@@ -10,11 +10,13 @@ the pull requests of a commit; commit statuses.
         gh.statuses("acme/evals", sha)             # statuses set on a commit, newest first
 
 Like GitHub it pages lists (`per_page`, default 30, at most 100) with a `Link` header, answers 401
-without the right bearer token, 404 for an unknown comment, and 422 for a body over 65,536 characters.
+without the right bearer token, 404 for an unknown comment, 422 for a body over 65,536 characters,
+and 422 for the pull requests of something that is not a full commit SHA.
 """
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -146,7 +148,10 @@ class FakeGitHub:
         if not self._authorized(request):
             return JSONResponse({"message": "Bad credentials"}, status_code=401)
         repo = f"{request.path_params['owner']}/{request.path_params['repo']}"
-        return JSONResponse(self.pulls_by_commit.get((repo, request.path_params["sha"]), []))
+        sha = request.path_params["sha"]
+        if not re.fullmatch(r"[0-9a-f]{40}", sha):
+            return JSONResponse({"message": f"No commit found for SHA: {sha}"}, status_code=422)
+        return JSONResponse(self.pulls_by_commit.get((repo, sha), []))
 
     async def _commit_statuses(self, request: Request) -> JSONResponse:
         self.requests.append((request.method, request.url.path))

@@ -24,7 +24,7 @@ from ..engine.results import RunReport
 from .actions import append_summary
 from .comments import COMMENT_LIMIT, cut_to_fit
 from .event import DEFAULT_API_URL, DEFAULT_SERVER_URL, GitHubEnvError
-from .rest import CommitStatus, GitHubClient, PullRequestRef
+from .rest import CommitStatus, GitHubClient, GitHubNotFound, GitHubValidationError, PullRequestRef
 from .results_comment import RESULTS_CONTEXT, RESULTS_MARKER, commit_status, results_body, summary_markdown
 from .sticky import upsert_sticky
 
@@ -91,6 +91,14 @@ def _pull_request(pulls: Sequence[PullRequestRef]) -> PullRequestRef | None:
     return next(iter(merged or pulls), None)
 
 
+def _pulls(gh: GitHubClient, repo: str, sha: str) -> list[PullRequestRef]:
+    """The commit's pull requests; none when GitHub does not know the commit (never pushed, or rewritten)."""
+    try:
+        return gh.pulls_for_commit(repo, sha)
+    except (GitHubNotFound, GitHubValidationError):
+        return []
+
+
 def _newest(gh: GitHubClient, repo: str, sha: str) -> CommitStatus | None:
     for status in gh.list_commit_statuses(repo, sha):
         if status.context == RESULTS_CONTEXT:
@@ -111,7 +119,7 @@ def publish_results(
     said: list[str] = []
     with GitHubClient(ctx.token, ctx.api_url, transport=transport) as gh:
         for sha, runs in sorted(by_commit(reports).items()):
-            pr = _pull_request(gh.pulls_for_commit(ctx.repository, sha))
+            pr = _pull_request(_pulls(gh, ctx.repository, sha))
             if pr is None:
                 said.append(f"commit {sha[:12]} belongs to no pull request; its runs are in the job summary only")
                 continue
@@ -120,8 +128,12 @@ def publish_results(
                 body = marked(results_body(runs, commit=sha, **links))
                 result = upsert_sticky(gh, ctx.repository, pr.number, body, marker=RESULTS_MARKER)
                 target = result.comment.html_url if result.comment and result.comment.html_url else target
-                verb = {"created": "posted", "updated": "updated"}.get(result.action, "left unchanged")
-                said.append(f"{verb} the results comment on pull request #{pr.number}")
+                said.append(
+                    {
+                        "created": f"posted the results comment on pull request #{pr.number}",
+                        "updated": f"updated the results comment on pull request #{pr.number}",
+                    }.get(result.action, f"the results comment on pull request #{pr.number} is already up to date")
+                )
             status = commit_status(runs, target)
             newest = _newest(gh, ctx.repository, sha)
             if newest is not None and (newest.state, newest.description) == (status.state, status.description):

@@ -49,7 +49,7 @@ def spec_text(i: int, tasks: list[str]) -> str:
         f'[tasks]\ntask_names = ["{tasks[i % len(tasks)]}"]\n'
         '[[agents]]\nharness = "codex"\n'
         f'[agents.model]\ntype = "provider"\nmodel = "openai/model-{i // len(tasks)}"\napi_key_secret = "OPENAI_API_KEY"\n'
-        '[execution]\nmax_concurrent_attempts = 1\n'
+        "[execution]\nmax_concurrent_attempts = 1\n"
         f'[reconcile]\nid = "s{i:04d}"\ndownload = ["summary", "results"]\n'
     )
 
@@ -119,7 +119,9 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=4)
     args = parser.parse_args()
     print(f"reconcile, {args.latency_ms:g} ms added latency per request, {os.cpu_count()} cores, [apply] parallelism 8")
-    print(f"{'specs':>6} {'submit s':>9} {'converge s':>10} {'idle s':>7}   {args.shards} shards: slowest s, last job s")
+    print(
+        f"{'specs':>6} {'submit s':>9} {'converge s':>10} {'idle s':>7}   {args.shards} shards: slowest s, last job s"
+    )
     for size in [int(s) for s in args.sizes.split(",")]:
         with tempfile.TemporaryDirectory() as tmp:
             repo = Path(tmp) / "repo"
