@@ -288,3 +288,19 @@ def test_github_results_without_a_token_fails_before_touching_anything(tmp_path:
     assert done.returncode != 0
     assert "GITHUB_TOKEN is not set" in done.stderr and "Traceback" not in done.stderr
     assert not (root / ".reconciler/state.json").exists()
+
+
+def test_apply_in_a_push_job_records_the_merge_commit_with_the_run(tmp_path: Path, github: FakeGitHub) -> None:
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    sha = git(root, "rev-parse", "HEAD")
+    done = cli(root, "apply", "--auto-approve", env=actions_env(root, github, "push", sha, {"after": sha}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert state(root)["specs"]["tb-smoke"]["commit"] == sha
+
+
+def test_a_scheduled_job_records_no_commit_with_the_runs_it_submits(tmp_path: Path, github: FakeGitHub) -> None:
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    sha = git(root, "rev-parse", "HEAD")
+    done = cli(root, "reconcile", env=actions_env(root, github, "schedule", sha, {"schedule": "x"}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert state(root)["specs"]["tb-smoke"]["commit"] is None
