@@ -93,7 +93,7 @@ def run_section(run: RunReport, *, server_url: str, repository: str, ref: str) -
         lines.append("Still going; this comment is updated when it ends.")
         return "\n".join(lines) + "\n"
     if run.reason:
-        lines += [f"The run {run.status}: {cell(run.reason)}", ""]
+        lines += [f"Why it {run.status}, from its logs: {cell(run.reason)}", ""]
     elif not run.succeeded:
         lines += [f"The run {run.status}; its logs give no reason.", ""]
     if run.problem:

@@ -276,7 +276,7 @@ def test_a_failed_run_says_why_and_fails_the_commit_status(tmp_path: Path, githu
     assert done.returncode == 0, done.stdout + done.stderr
     body = str(results_comment(github)["body"])
     assert re.search(r"`tb-smoke`: run .* failed", body)
-    assert re.search(r"The run failed: \S", body)
+    assert re.search(r"Why it failed, from its logs: \S", body)
     [status] = github.statuses(REPO, sha)
     assert (status["state"], status["description"]) == ("failure", "1 of 1 run(s) did not finish")
 
