@@ -173,3 +173,22 @@ def test_shards_lists_one_shard_per_benchmark_in_a_fresh_scaffold(sharded: Path)
     done = run(sharded, "shards", "--format", "json")
     assert done.returncode == 0, done.stderr
     assert done.stdout == '{"include":[{"shard":"terminal-bench-2-1","targets":"tb-smoke"}]}\n'
+
+
+def test_shards_by_spec_id_prints_one_line_per_shard(sharded: Path) -> None:
+    done = run(sharded, "shards", "--shards", "3")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(": tb-smoke\n") and done.stdout.count("\n") == 1
+
+
+def test_shards_github_output_outside_actions_says_what_is_missing(sharded: Path) -> None:
+    done = run(sharded, "shards", "--format", "json", "--github-output")
+    assert done.returncode != 0
+    assert "--github-output needs GITHUB_OUTPUT" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_merging_a_missing_shard_state_names_it_and_writes_nothing(sharded: Path) -> None:
+    done = run(sharded, "shards", "--merge-state", "shard-a/state.json")
+    assert done.returncode != 0
+    assert "state file(s) not found, nothing was merged: shard-a/state.json" in done.stderr
+    assert not (sharded / ".reconciler/state.json").exists()
