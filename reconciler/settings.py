@@ -24,6 +24,26 @@ class Project:
     def specs_path(self) -> Path:
         return self.root / self.settings.specs_dir
 
+    def existing_specs_path(self) -> Path:
+        """The specs dir, or a ConfigError that says how to get one.
+
+        Without this check a missing folder surfaces as a diagnostic on a file named
+        `specs`, which tells a new user nothing about reconciler.toml or `init`.
+        """
+        path = self.specs_path
+        if path.is_dir():
+            return path
+        if self.settings_path is None:
+            raise ConfigError(
+                f"no {SETTINGS_FILE} in {self.root} or any parent directory, and no {self.settings.specs_dir}/ folder",
+                hint=f"run `reconciler init` to create {SETTINGS_FILE} and example specs here, "
+                "or run reconciler inside a repository that has one",
+            )
+        raise ConfigError(
+            f"the specs folder {self.settings.specs_dir}/ named by {SETTINGS_FILE} does not exist in {self.root}",
+            hint=f"create it, or set specs_dir in {SETTINGS_FILE} to the folder holding your specs",
+        )
+
 
 def find_root(start: Path) -> Path:
     """The nearest directory holding reconciler.toml, else the git worktree top, else `start`."""

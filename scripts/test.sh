@@ -9,4 +9,5 @@ echo "== ruff"; ruff check . && ruff format --check .
 echo "== mypy"; mypy
 echo "== import layers"; lint-imports --no-cache
 echo "== actionlint"; actionlint && actionlint reconciler/scaffold/workflows/*.yml  # with shellcheck on every run: script
-echo "== pytest"; pytest -q "$@"
+# -n auto: one worker per core; loadscope keeps a module's tests (and its module-scoped world) on one worker
+echo "== pytest"; pytest -q -n auto --dist loadscope "$@"

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
 import click
 
@@ -42,13 +44,14 @@ def command(
     """
     from ..engine.lock import project_lock
     from ..engine.operations import apply_plan, make_policy, read_plan_file
-    from ..errors import PartialFailure, UsageError
+    from ..errors import ExitCode, PartialFailure, UsageError
     from ..render.apply_report import render_report, render_report_json
-    from ..render.plan_text import render_text
-    from ..settings import load_project
+    from ..render.plan_text import fresh_local_note, render_text
+    from ..settings import LOCAL_PLATFORM, load_project, resolve_platform
     from ._common import run_async
 
     project = load_project()
+    project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
     saved = None
     if plan_file is not None:
         if targets or prune or allow_protected:
@@ -76,6 +79,8 @@ def command(
                 ),
                 nl=False,
             )
+            if not result.observed.runs and resolve_platform(project, platform) == LOCAL_PLATFORM:
+                click.echo(fresh_local_note(result.plan), nl=False)
 
     def confirm(plan: object) -> bool:
         if auto_approve or saved is not None:
@@ -85,7 +90,10 @@ def command(
                 "no terminal to confirm the plan",
                 hint="review `reconciler plan`, then run `reconciler apply --auto-approve` (or apply a saved plan file)",
             )
-        answer: str = click.prompt("Apply these changes? Only 'yes' is accepted", default="", show_default=False)
+        answer = _ask("Apply these changes? Only 'yes' is accepted")
+        if answer is None:
+            click.echo("\nApply cancelled; nothing was changed.")
+            raise SystemExit(ExitCode.INTERRUPTED)
         if answer.strip() != "yes":
             click.echo("Apply cancelled; nothing was changed.")
             return False
@@ -117,3 +125,27 @@ def command(
         click.echo(render_report(result.report), nl=False)
     if result.report is not None and result.report.failed:
         raise PartialFailure(f"{len(result.report.failed)} of {len(result.report.results)} actions failed (see above)")
+
+
+def _ask(question: str) -> str | None:
+    """The answer typed at the prompt ("" at end of input), or None when the user pressed Ctrl-C.
+
+    The prompt runs inside asyncio.run, whose SIGINT handler only cancels the main task: a
+    blocking read never sees that, so the first Ctrl-C was swallowed. While the prompt waits,
+    Ctrl-C interrupts the read itself.
+    """
+    interrupted = False
+
+    def on_interrupt(signum: int, frame: FrameType | None) -> None:
+        nonlocal interrupted
+        interrupted = True
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        answer: str = click.prompt(question, default="", show_default=False)
+        return answer
+    except click.Abort:
+        return None if interrupted else ""
+    finally:
+        signal.signal(signal.SIGINT, previous)

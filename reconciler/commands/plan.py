@@ -74,8 +74,8 @@ def command(
     from ..errors import ExitCode, ReconcilerError
     from ..github.actions import in_actions
     from ..render.plan_markdown import render_markdown
-    from ..render.plan_text import plan_document, render_json, render_text
-    from ..settings import load_project
+    from ..render.plan_text import fresh_local_note, plan_document, render_json, render_text
+    from ..settings import LOCAL_PLATFORM, load_project, resolve_platform
     from ._common import run_async
 
     project = load_project()
@@ -127,7 +127,9 @@ def command(
         click.echo(render_markdown(plan, repo_root=project.root, show_noop=show_noop, review=review_md), nl=False)
     else:
         style = click.style if sys.stdout.isatty() else None
-        click.echo(render_text(plan, style=style, show_noop=show_noop or len(plan.actions) <= 20), nl=False)
+        click.echo(render_text(plan, style=style, show_noop=show_noop), nl=False)
+        if not result.observed.runs and resolve_platform(project, platform) == LOCAL_PLATFORM:
+            click.echo(fresh_local_note(plan), nl=False)
         if review is not None:
             from ..render.review import render_review_text
 
@@ -157,7 +159,7 @@ def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
     from ..render.diagnostics import render_text
     from ..specs.loader import discover, load_specs
 
-    result = load_specs(discover([project.specs_path]), project.root, project.settings.specs_dir)
+    result = load_specs(discover([project.existing_specs_path()]), project.root, project.settings.specs_dir)
     if not result.errors:
         return
     click.echo(render_text(result, github_annotations=True), nl=False)

@@ -35,6 +35,7 @@ from ._common import platform_options, target_option
     is_flag=True,
     help="No submits, stops or downloads: render, report and commit (the last job of the sharded workflow).",
 )
+@click.option("-v", "--verbose", is_flag=True, help="Also list the generated files that did not change.")
 @platform_options
 def command(
     wait_: bool,
@@ -49,6 +50,7 @@ def command(
     render_only: bool,
     platform: str | None,
     workspace: str | None,
+    verbose: bool,
 ) -> None:
     """Converge, download, render and (optionally) commit: the scheduled job.
 
@@ -57,7 +59,7 @@ def command(
     [reconcile] download list asks for, renders every leaderboard, and with
     --commit commits exactly the generated files that changed. With --target,
     only those specs (for sharding the job by benchmark). Silent when nothing
-    changed; exit 1 when any step failed.
+    changed (-v lists unchanged files too); exit 1 when any step failed.
     """
 
     from ..engine.lock import project_lock
@@ -71,6 +73,7 @@ def command(
         raise UsageError("--push needs --commit")
     results_ctx = results_context_from_env() if github_results else None
     project = load_project()
+    project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
     with project_lock(project, timeout=lock_timeout):
         result = run_async(
             reconcile(
@@ -86,6 +89,7 @@ def command(
                 results=github_results,
                 submitted_by=submitting_commit(),
                 render_only=render_only,
+                verbose=verbose,
             )
         )
         if commit_:

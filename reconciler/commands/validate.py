@@ -25,7 +25,7 @@ def command(paths: tuple[Path, ...], fmt: str) -> None:
     from ..specs.loader import discover, load_specs
 
     project = load_project()
-    targets = list(paths) or [project.specs_path]
+    targets = list(paths) or [project.existing_specs_path()]
     files = discover(targets)
     result = load_specs(files, project.root, project.settings.specs_dir)
     if fmt == "json":

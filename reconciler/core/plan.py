@@ -253,7 +253,12 @@ class _Planner:
                         **base,
                     )
                 ]
-            return [self._paid(d, ActionKind.REPLACE, old)]
+            replace = self._paid(d, ActionKind.REPLACE, old)
+            if replace.kind is ActionKind.BLOCKED:
+                return [replace]  # nothing older is stopped while the new config cannot start
+            # the replace stops the newest; any other older config still running ends in the same apply
+            rest = [self._stop(spec, r, "an older config of this spec is still active") for r in older_active[1:]]
+            return [*rest, replace]
         return [self._paid(d, ActionKind.SUBMIT, None)]
 
     def _after_terminal(self, spec: RunSpec, run: ObservedRun) -> Action:

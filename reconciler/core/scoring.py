@@ -1,4 +1,4 @@
-"""Leaderboard scoring (contract section 3): pass@1, pass@k, 95% intervals, McNemar ties, ranks.
+"""Leaderboard scoring (docs/platform-api.md §3): pass@1, pass@k, 95% intervals, McNemar ties, ranks.
 
 Pure functions over plain data: no I/O, no clock, no randomness; the standard library and
 pydantic only. Counts are kept as exact integers and `Fraction`s until the last step, so every
@@ -57,7 +57,7 @@ Z95: Final[float] = 1.9599639845400536
 """The 0.975 quantile of the standard normal, `statistics.NormalDist().inv_cdf(0.975)`."""
 
 TIE_ALPHA: Final[float] = 0.05
-"""Significance level of the McNemar tie test (contract section 3)."""
+"""Significance level of the McNemar tie test (docs/platform-api.md §3)."""
 
 Method: TypeAlias = Literal["wilson", "cluster-normal"]
 TaskSet: TypeAlias = Literal["full", "parity"]
@@ -137,7 +137,7 @@ class Entrant(_Frozen):
 
 
 class LeaderboardEntry(_Frozen):
-    """One leaderboard row, in the JSON shape of contract section 3."""
+    """One leaderboard row, in the JSON shape of docs/platform-api.md §3."""
 
     rank: int = Field(ge=1)
     tied: bool
@@ -246,7 +246,7 @@ def pass_at_1(outcomes: Outcomes, z: float = Z95) -> Interval:
           interval = mean ± z · s/√T, clipped to [0, 1]
       With one task, s is undefined and both bounds are None. When every task has the same
       mean, s = 0 and the interval collapses to the point (a known weakness of the normal
-      interval; the contract prescribes it).
+      interval; docs/platform-api.md §3 prescribes it).
     - No tasks: value and bounds are None, n = 0, method "wilson".
     Raises ValueError for a task without attempts.
     """
@@ -343,7 +343,7 @@ def is_eligible(
     expected_results: int,
     produced_results: int,
 ) -> bool:
-    """Whether an agent of a run may be ranked (contract section 3).
+    """Whether an agent of a run may be ranked (docs/platform-api.md §3).
 
     The run and the agent are both `finished`; the run used the full task list or a published
     parity set (runs filtered by category or task names never rank); every task × attempt
@@ -452,7 +452,7 @@ def _rank_by_value(ordered: list[_Scored], rank_by: RankBy) -> list[tuple[_Score
 
 
 def leaderboard(entrants: Sequence[Entrant], rank_by: RankBy = "pass_at_1") -> list[LeaderboardEntry]:
-    """Rank eligible entrants (contract section 3, DESIGN section 5). Pure and deterministic.
+    """Rank eligible entrants (docs/platform-api.md §3). Pure and deterministic.
 
     1. One row per (harness, model): the entrant with the latest `completed_at`, ties broken
        by the greater run_id. (Eligibility is the caller's: see `is_eligible`.)

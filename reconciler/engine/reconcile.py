@@ -57,7 +57,9 @@ async def reconcile(
     results: bool = False,
     submitted_by: str | None = None,
     render_only: bool = False,
+    verbose: bool = False,
 ) -> ReconcileResult:
+    """One pass of the scheduled job; `log` hears every change (and, when verbose, every unchanged file)."""
     from ..outputs.download import downloader_for
 
     say = log if callable(log) else (lambda _msg: None)
@@ -99,7 +101,7 @@ async def reconcile(
                 say(f"{'ok  ' if r.ok else 'FAIL'} download {r.action.spec_id}: {r.message}")
         rendered = await render_all(session, second.observed)  # leaderboards show the platform: always all of them
         for o in rendered:
-            for f in o.files:
+            for f in (f for f in o.files if verbose or f in o.changed):
                 say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
         stamp_submissions(session.state, before, submitted_by)
         reports = await collect_results(session, second.observed, targets) if results else []

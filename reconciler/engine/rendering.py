@@ -14,6 +14,7 @@ from ..errors import ReconcilerError
 from ..files import write_if_changed
 from ..render.leaderboard import order_rows, parse_rows, render_markdown, render_svg
 from ..render.markers import begin_marker, replace_block
+from ..settings import LOCAL_PLATFORM
 from ..specs.models import BenchmarkSpec
 from .apply import ActionResult
 from .session import Session
@@ -121,12 +122,31 @@ async def render_all(
     return outcomes
 
 
+def fresh_local(session: Session, observed: Observed) -> bool:
+    """The embedded platform with no runs at all: a fresh clone's world, which knows nothing yet."""
+    return session.platform == LOCAL_PLATFORM and not observed.runs
+
+
 def renderer_for(session: Session, observed: Observed) -> Callable[[Action], Awaitable[ActionResult]]:
-    """What `apply` runs for a RENDER action: render that benchmark spec's leaderboard files."""
+    """What `apply` runs for a RENDER action: render that benchmark spec's leaderboard files.
+
+    On a fresh local platform the committed leaderboards are kept: rendering an empty world
+    would replace a clone's real standings with "No eligible runs yet" although nobody asked
+    for it. `reconciler render` still writes what the platform shows.
+    """
     specs = {b.id: b for b in session.desired.benchmarks}
 
     async def render(action: Action) -> ActionResult:
         spec = specs[action.spec_id or ""]
+        lb = spec.leaderboard
+        if lb is not None and fresh_local(session, observed):
+            kept = [rel for rel in (lb.output, lb.chart) if rel and (session.project.root / rel).exists()]
+            if kept:
+                return ActionResult(
+                    action=action,
+                    ok=True,
+                    message=f"kept {', '.join(kept)}: the local platform has no runs yet (`reconciler render` rewrites them)",
+                )
         try:
             outcome = await render_spec(session, spec, observed, check=False)
         except ReconcilerError as exc:

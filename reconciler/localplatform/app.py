@@ -1,4 +1,4 @@
-"""The embedded Osmosis platform as a Starlette app: every endpoint of contract section 2.
+"""The embedded Osmosis platform as a Starlette app: every endpoint of docs/platform-api.md §2.
 
     create_app(db_path, token=..., seed=..., speed=..., clock=..., faults=...)
 

@@ -1,6 +1,6 @@
 """A run's downloadable files, generated deterministically from the store at one moment.
 
-Layout (contract section 3): `summary.csv`, `results.csv`, `logs.txt` and, per produced result,
+Layout (docs/platform-api.md §3): `summary.csv`, `results.csv`, `logs.txt` and, per produced result,
 `artifacts/<result-id>/trajectory.json` and `artifacts/<result-id>/verifier/stdout.txt`.
 A running run gives a snapshot; the same run at the same moment always gives the same bytes.
 """
@@ -62,7 +62,7 @@ _FIXED = {"summary.csv": "summary", "results.csv": "results", "logs.txt": "logs"
 
 
 def path_type(path: str) -> str | None:
-    """The output type of a layout path (the wire reference §5 rule), or None outside the layout."""
+    """The output type of a layout path (docs/platform-api.md §3), or None outside the layout."""
     if path in _FIXED:
         return _FIXED[path]
     parts = path.split("/")

@@ -2,7 +2,7 @@
 `reconciler validate`, then stored with its precomputed schedule.
 
 Order of checks: structure (400 VALIDATION with dotted `issues`) -> benchmark by key, exact
-name or id (404) -> synced (409 BENCHMARK_NOT_READY) -> contract section 4 rules with the
+name or id (404) -> synced (409 BENCHMARK_NOT_READY) -> docs/platform-api.md §4 rules with the
 benchmark's facts (400) -> referenced secret records (404 `Secret(s) not found: A, B`).
 """
 

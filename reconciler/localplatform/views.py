@@ -1,4 +1,4 @@
-"""The JSON shapes of benchmarks, runs and leaderboards (wire reference §2–§3)."""
+"""The JSON shapes of benchmarks, runs and leaderboards (docs/platform-api.md §2–§3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A typed async client for every benchmark endpoint of the platform contract (§2).
+"""A typed async client for every benchmark endpoint of docs/platform-api.md §2.
 
     async with OsmosisClient("https://platform.osmosis.ai", token=token, git_identity="acme/evals") as osmosis:
         runs = await osmosis.list_runs()

@@ -1,9 +1,9 @@
 """What the platform answers, as frozen pydantic models (field names are the wire's own).
 
-Every field of reference/osmosis-wire-0.3.8.md §2–§3 is declared; fields the platform adds
-later are ignored (`extra="ignore"`). Required fields follow the reference: a missing one is
+Every field the official client reads (docs/platform-api.md §2–§3) is declared; fields the platform adds
+later are ignored (`extra="ignore"`). Required fields follow the official client: a missing one is
 a ProtocolError in the client. Optional numbers that are not finite, non-bool numbers become
-None rather than failing the whole answer (the reference does the same for `best_pass_at_1`),
+None rather than failing the whole answer (the official client does the same for `best_pass_at_1`),
 and a missing or null list/bool takes its documented default.
 """
 

@@ -1,4 +1,4 @@
-"""The platform's fixed output layout under `.osmosis/benchmarks/<run-dir>/` (wire reference §5)."""
+"""The platform's fixed output layout under `.osmosis/benchmarks/<run-dir>/` (docs/platform-api.md §3)."""
 
 from __future__ import annotations
 

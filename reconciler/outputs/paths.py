@@ -1,6 +1,6 @@
 """Which output types a user asked for, and which manifest paths may be written, and where.
 
-`parse_types` reads `--type` exactly as the official client does (wire reference §5): a comma
+`parse_types` reads `--type` exactly as the official client does (docs/platform-api.md §3): a comma
 list drawn from summary, results, artifacts, logs, or `all` on its own; values are trimmed,
 lowercased and de-duplicated, in the user's order.
 

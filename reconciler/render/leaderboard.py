@@ -1,6 +1,6 @@
 """A benchmark's leaderboard as Markdown and SVG: data in, bytes out, the same bytes every time.
 
-Input is the platform's leaderboard (benchmark detail), entry by entry as the contract
+Input is the platform's leaderboard (benchmark detail), entry by entry as docs/platform-api.md §3
 shapes it. Nothing here reads a clock, so a file changes only when the standings change.
 """
 

@@ -88,6 +88,16 @@ def render_text(plan: Plan, *, style: Any = None, show_noop: bool = True, next_s
     return "\n".join(lines) + "\n"
 
 
+def fresh_local_note(plan: Plan) -> str:
+    """Why apply will not touch the leaderboards a fresh clone carries; empty when it has none to render."""
+    if not any(a.kind is ActionKind.RENDER for a in plan.actions):
+        return ""
+    return (
+        "Note: the local platform is fresh (no runs yet), so its leaderboards are empty; apply leaves the"
+        " leaderboard files already in the repository as they are (`reconciler render` rewrites them).\n"
+    )
+
+
 def plan_document(plan: Plan) -> dict[str, Any]:
     """The versioned JSON form (`schema_version`), stable for machines and for `apply PLAN.json`."""
     doc = plan.model_dump(mode="json")

@@ -1,4 +1,4 @@
-"""The platform's config rules (contract section 4), as one table.
+"""The platform's config rules (docs/platform-api.md §4), as one table.
 
 Each rule is a function over a parsed `RunConfig` that yields `Finding`s. `validate` runs the
 offline rules; `plan` and the local platform pass `BenchmarkFacts` as well, which switches on

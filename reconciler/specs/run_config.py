@@ -112,7 +112,7 @@ class RunConfig(_Table):
         return list(seen)
 
     def to_payload(self) -> dict[str, Any]:
-        """The JSON body of `POST /api/cli/benchmark-runs` (contract section 4)."""
+        """The JSON body of `POST /api/cli/benchmark-runs` (docs/platform-api.md §4)."""
         payload: dict[str, Any] = {
             "experiment_config": {"benchmark": self.experiment.benchmark},
             "agents": [_agent_payload(a) for a in self.agents],

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from reconciler.core.identity import Marker
-from reconciler.core.plan import ActionKind, plan
+from reconciler.core.plan import Action, ActionKind, plan
 from reconciler.core.world import Desired, Observed, ObservedRun, Policy
 from tests.unit.test_plan import FULL, OWNER, SMOKE, bench, spec
 
@@ -82,16 +82,21 @@ def test_no_action_ever_names_a_run_we_do_not_own(world: tuple[Desired, Observed
 @settings(max_examples=150, deadline=None)
 @given(worlds())
 def test_nothing_is_stopped_without_prune_or_a_spec_that_asks_for_it(world: tuple[Desired, Observed, Policy]) -> None:
+    """A run is stopped (or replaced) only when it is an active run of its spec and the spec says so:
+    state = "stopped", or the run carries an older config. The run of the spec's current config never is."""
     desired, observed, policy = world
     by_id = {d.spec.id: d for d in desired.runs}
+    runs = {r.id: r for r in observed.runs}
     for action in plan(desired, observed, policy).actions:
         if action.kind is ActionKind.ORPHAN and action.will_stop:
             assert policy.prune and action.spec_id not in by_id
         if action.kind in (ActionKind.STOP, ActionKind.REPLACE):
             d = by_id[action.spec_id or ""]
-            stopped_by_state = d.spec.reconcile.state == "stopped"
-            changed = action.kind is ActionKind.REPLACE or action.run_id is not None
-            assert stopped_by_state or changed
+            run = runs[action.run_id or ""]
+            assert run.active
+            assert run.marker is not None and run.marker.spec_id == d.spec.id
+            if d.spec.reconcile.state != "stopped":
+                assert run.marker.fingerprint != d.fingerprint
             assert not d.spec.reconcile.protect or policy.allow_protected
 
 
@@ -107,3 +112,59 @@ def test_nothing_is_submitted_while_a_run_of_the_same_config_is_active(world: tu
     for action in plan(desired, observed, policy).actions:
         if action.paid:
             assert (action.spec_id, action.fingerprint) not in active
+
+
+def carry_out(observed: Observed, actions: tuple[Action, ...]) -> Observed:
+    """The world right after an apply that succeeded at every action, as the platform and the disk would show it."""
+    runs = {r.id: r for r in observed.runs}
+    downloaded = dict(observed.downloaded)
+    for n, action in enumerate(actions):
+        stops = action.kind in (ActionKind.STOP, ActionKind.REPLACE) or (
+            action.kind is ActionKind.ORPHAN and action.will_stop
+        )
+        if stops and action.run_id is not None:
+            runs[action.run_id] = runs[action.run_id].model_copy(update={"status": "stopped"})
+        if action.paid:
+            new_id = f"new{n}"
+            runs[new_id] = ObservedRun(
+                id=new_id,
+                name=f"new-run-{n}",
+                status="queued",
+                created_at=f"2026-02-01T00:00:{n:02d}Z",  # newer than every run the world started with
+                marker=Marker(owner=OWNER, spec_id=action.spec_id or "", fingerprint=action.fingerprint or ""),
+            )
+        if action.kind is ActionKind.DOWNLOAD and action.run_id is not None:
+            have = downloaded.get(action.run_id, frozenset())
+            downloaded[action.run_id] = have | frozenset(action.download_types)
+    return observed.model_copy(update={"runs": tuple(runs.values()), "downloaded": downloaded})
+
+
+def two_older_configs_running() -> tuple[Desired, Observed, Policy]:
+    """A spec whose config changed twice while both older runs kept running: one apply must end both."""
+    older = tuple(
+        ObservedRun(
+            id=f"old{i}",
+            name=f"old-{i}",
+            status="running",
+            created_at=f"2026-01-01T00:00:0{i}Z",
+            marker=Marker(owner=OWNER, spec_id="runs/a", fingerprint=str(i) * 16),
+        )
+        for i in range(2)
+    )
+    observed = Observed(
+        owner=OWNER, runs=older, benchmarks={"tb": bench()}, secrets=frozenset({"OPENAI_API_KEY", "ANTHROPIC_API_KEY"})
+    )
+    return Desired(runs=(spec(FULL, "runs/a"),)), observed, Policy()
+
+
+@settings(max_examples=150, deadline=None)
+@given(worlds())
+@example(two_older_configs_running())
+def test_planning_again_after_carrying_out_the_plan_finds_nothing_to_change(
+    world: tuple[Desired, Observed, Policy],
+) -> None:
+    desired, observed, policy = world
+    first = plan(desired, observed, policy)
+    after = carry_out(observed, first.actions)
+    again = plan(desired, after, policy)
+    assert [a for a in again.actions if a.changes] == []
