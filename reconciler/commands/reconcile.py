@@ -126,7 +126,7 @@ def command(
                 tries = push_with_retry(project.root, rerender=rerender)  # type: ignore[arg-type]
                 click.echo(f"pushed (attempt {tries})")
     if results_ctx is not None:
-        for line in publish_results(results_ctx, result.results):
+        for line in publish_results(results_ctx, result.results, verbose=verbose):
             click.echo(line)
     if result.failures:
         raise PartialFailure(f"{len(result.failures)} step(s) failed:\n  " + "\n  ".join(result.failures))

@@ -112,8 +112,10 @@ def publish_results(
     *,
     env: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
+    verbose: bool = False,
 ) -> list[str]:
-    """Summary, comments and statuses for `reports`; returns one line per thing done, for the log."""
+    """Summary, comments and statuses for `reports`; returns one line per thing done, for the log
+    (and, when verbose, per thing left alone: an up-to-date comment, a commit of no pull request)."""
     links = {"server_url": ctx.server_url, "repository": ctx.repository, "ref": ctx.ref}
     append_summary(summary_markdown(reports, **links), env)
     said: list[str] = []
@@ -121,19 +123,21 @@ def publish_results(
         for sha, runs in sorted(by_commit(reports).items()):
             pr = _pull_request(_pulls(gh, ctx.repository, sha))
             if pr is None:
-                said.append(f"commit {sha[:12]} belongs to no pull request; its runs are in the job summary only")
+                if verbose:
+                    said.append(f"commit {sha[:12]} belongs to no pull request; its runs are in the job summary only")
                 continue
             target = pr.html_url or None
             if any(r.terminal for r in runs):
                 body = marked(results_body(runs, commit=sha, **links))
                 result = upsert_sticky(gh, ctx.repository, pr.number, body, marker=RESULTS_MARKER)
                 target = result.comment.html_url if result.comment and result.comment.html_url else target
-                said.append(
-                    {
-                        "created": f"posted the results comment on pull request #{pr.number}",
-                        "updated": f"updated the results comment on pull request #{pr.number}",
-                    }.get(result.action, f"the results comment on pull request #{pr.number} is already up to date")
-                )
+                if result.action != "unchanged" or verbose:
+                    said.append(
+                        {
+                            "created": f"posted the results comment on pull request #{pr.number}",
+                            "updated": f"updated the results comment on pull request #{pr.number}",
+                        }.get(result.action, f"the results comment on pull request #{pr.number} is already up to date")
+                    )
             status = commit_status(runs, target)
             newest = _newest(gh, ctx.repository, sha)
             if newest is not None and (newest.state, newest.description) == (status.state, status.description):

@@ -245,6 +245,7 @@ def test_a_second_reconcile_changes_nothing_on_github(
         root, "reconcile", "--github-results", env=actions_env(root, github, "schedule", sha, {"schedule": "x"})
     )
     assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout == ""  # nothing changed, nothing to say
     after = results_comment(github)
     assert (after["id"], after["body"], after["updated"]) == (comment["id"], comment["body"], comment["updated"])
     assert github.statuses(REPO, sha) == statuses
@@ -254,7 +255,7 @@ def test_runs_of_no_pull_request_are_reported_in_the_job_summary_only(tmp_path: 
     root = make_repo(tmp_path / "repo", "tb-compare")
     sha = git(root, "rev-parse", "HEAD")
     env = actions_env(root, github, "push", sha, {"after": sha})
-    done = cli(root, "reconcile", "--wait", "--github-results", env=env)
+    done = cli(root, "reconcile", "--wait", "--github-results", "-v", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "belongs to no pull request" in done.stdout
     summary = (root.parent / "runner/summary.md").read_text()

@@ -44,7 +44,7 @@ def summary_env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_a_commit_github_does_not_know_is_reported_in_the_summary_only(tmp_path: Path, github: FakeGitHub) -> None:
-    said = publish_results(ctx(github), [report("failed", commit="not-a-sha")], env=summary_env(tmp_path))
+    said = publish_results(ctx(github), [report("failed", commit="not-a-sha")], env=summary_env(tmp_path), verbose=True)
     assert said == ["commit not-a-sha belongs to no pull request; its runs are in the job summary only"]
     assert "Why it failed, from its logs: sandbox provisioning failed" in (tmp_path / "summary.md").read_text()
     assert github.calls("POST") == []
@@ -70,7 +70,8 @@ def test_publishing_the_same_results_twice_posts_nothing_new(tmp_path: Path, git
     github.merge(REPO, PR, SHA)
     publish_results(ctx(github), [report("failed")], env=summary_env(tmp_path))
     posts = len(github.calls("POST"))
-    said = publish_results(ctx(github), [report("failed")], env=summary_env(tmp_path))
+    assert publish_results(ctx(github), [report("failed")], env=summary_env(tmp_path)) == []
+    said = publish_results(ctx(github), [report("failed")], env=summary_env(tmp_path), verbose=True)
     assert said == [f"the results comment on pull request #{PR} is already up to date"]
     assert len(github.calls("POST")) == posts and github.calls("PATCH") == []
 
