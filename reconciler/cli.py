@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("reconciler.commands.status", "One row per spec and per unmanaged run: status, progress, pass@1, sync."),
     "render": ("reconciler.commands.render", "Write leaderboards (Markdown, SVG) into the repository; --check for CI."),
     "reconcile": ("reconciler.commands.reconcile", "The scheduled job: apply, wait, download, render, commit, push."),
+    "shards": ("reconciler.commands.shards", "List the shards of the scheduled job as a GitHub Actions matrix."),
     "wait": ("reconciler.commands.wait", "Follow owned runs with progress bars until they end."),
     "init": ("reconciler.commands.init", "Scaffold a repository: settings, example specs, templates, workflows."),
     "download": (

@@ -1,17 +1,22 @@
-"""A fake GitHub REST API on 127.0.0.1 for tests: issue comments with Link paging, create, update.
+"""A fake GitHub REST API on 127.0.0.1 for tests: issue comments with Link paging, create, update;
+the pull requests of a commit; commit statuses.
 
     with FakeGitHub(token="t").serve() as gh:      # a real uvicorn server in a thread
         gh.url                                     # use as GITHUB_API_URL
         gh.add_comments("acme/evals", 7, 120)      # other people's comments, spread over pages
         gh.comments("acme/evals", 7)               # state to assert on
         gh.requests                                # (method, path) of every call, in order
+        gh.merge("acme/evals", 7, sha)             # pull request 7 was merged as commit `sha`
+        gh.statuses("acme/evals", sha)             # statuses set on a commit, newest first
 
 Like GitHub it pages lists (`per_page`, default 30, at most 100) with a `Link` header, answers 401
-without the right bearer token, 404 for an unknown comment, and 422 for a body over 65,536 characters.
+without the right bearer token, 404 for an unknown comment, 422 for a body over 65,536 characters,
+and 422 for the pull requests of something that is not a full commit SHA.
 """
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -34,6 +39,8 @@ class FakeGitHub:
     token: str = "ghs_fake_token_for_tests"
     comments_by_issue: dict[tuple[str, int], list[dict[str, Any]]] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
+    pulls_by_commit: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    statuses_by_commit: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     url: str = ""
     _next_id: int = 1000
 
@@ -58,6 +65,19 @@ class FakeGitHub:
         for i in range(count):
             self.add_comment(repo, number, f"comment {i}: looks good to me")
 
+    def merge(self, repo: str, number: int, sha: str) -> None:
+        self.pulls_by_commit.setdefault((repo, sha), []).append(
+            {
+                "number": number,
+                "state": "closed",
+                "merged_at": "2026-01-01T00:00:00Z",
+                "html_url": f"https://github.com/{repo}/pull/{number}",
+            }
+        )
+
+    def statuses(self, repo: str, sha: str) -> list[dict[str, Any]]:
+        return self.statuses_by_commit.setdefault((repo, sha), [])
+
     def calls(self, method: str) -> list[str]:
         return [path for m, path in self.requests if m == method]
 
@@ -70,6 +90,9 @@ class FakeGitHub:
                     "/repos/{owner}/{repo}/issues/{number:int}/comments", self._issue_comments, methods=["GET", "POST"]
                 ),
                 Route("/repos/{owner}/{repo}/issues/comments/{cid:int}", self._comment, methods=["PATCH"]),
+                Route("/repos/{owner}/{repo}/commits/{sha}/pulls", self._commit_pulls, methods=["GET"]),
+                Route("/repos/{owner}/{repo}/commits/{sha}/statuses", self._commit_statuses, methods=["GET"]),
+                Route("/repos/{owner}/{repo}/statuses/{sha}", self._set_status, methods=["POST"]),
             ]
         )
 
@@ -119,6 +142,44 @@ class FakeGitHub:
                     c["updated"] += 1
                     return JSONResponse(self._public(c))
         return JSONResponse({"message": "Not Found"}, status_code=404)
+
+    async def _commit_pulls(self, request: Request) -> JSONResponse:
+        self.requests.append((request.method, request.url.path))
+        if not self._authorized(request):
+            return JSONResponse({"message": "Bad credentials"}, status_code=401)
+        repo = f"{request.path_params['owner']}/{request.path_params['repo']}"
+        sha = request.path_params["sha"]
+        if not re.fullmatch(r"[0-9a-f]{40}", sha):
+            return JSONResponse({"message": f"No commit found for SHA: {sha}"}, status_code=422)
+        return JSONResponse(self.pulls_by_commit.get((repo, sha), []))
+
+    async def _commit_statuses(self, request: Request) -> JSONResponse:
+        self.requests.append((request.method, request.url.path))
+        if not self._authorized(request):
+            return JSONResponse({"message": "Bad credentials"}, status_code=401)
+        repo = f"{request.path_params['owner']}/{request.path_params['repo']}"
+        return JSONResponse(self.statuses(repo, request.path_params["sha"]))
+
+    async def _set_status(self, request: Request) -> JSONResponse:
+        self.requests.append((request.method, request.url.path))
+        if not self._authorized(request):
+            return JSONResponse({"message": "Bad credentials"}, status_code=401)
+        body = await request.json()
+        if body.get("state") not in ("pending", "success", "failure", "error"):
+            return JSONResponse({"message": "Validation Failed", "errors": [{"message": "bad state"}]}, 422)
+        if len(str(body.get("description") or "")) > 140:
+            return JSONResponse({"message": "Validation Failed", "errors": [{"message": "description"}]}, 422)
+        repo = f"{request.path_params['owner']}/{request.path_params['repo']}"
+        self._next_id += 1
+        status = {
+            "id": self._next_id,
+            "state": body["state"],
+            "context": body.get("context") or "default",
+            "description": body.get("description"),
+            "target_url": body.get("target_url"),
+        }
+        self.statuses(repo, request.path_params["sha"]).insert(0, status)  # GitHub lists newest first
+        return JSONResponse(status, status_code=201)
 
     @staticmethod
     def _public(c: dict[str, Any]) -> dict[str, Any]:

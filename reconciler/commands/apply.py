@@ -115,6 +115,7 @@ def command(
         return True
 
     from ..engine.rendering import renderer_for
+    from ..github.results import submitting_commit
     from ..outputs.download import downloader_for
 
     with project_lock(project, timeout=lock_timeout):
@@ -130,6 +131,7 @@ def command(
                 show=show,
                 downloader_factory=downloader_for,
                 renderer_factory=renderer_for,
+                submitted_by=submitting_commit(),
             )
         )
     if fmt == "json":

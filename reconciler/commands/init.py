@@ -20,9 +20,11 @@ SCAFFOLD: tuple[tuple[str, str], ...] = (
     ("scaffold/gitignore", ".gitignore"),
 )
 VERSION_PLACEHOLDER = "@RECONCILER_VERSION@"
+# --sharded: the matrix variant takes the place of the single reconcile job
+SHARDED = {"scaffold/workflows/reconcile.yml": "scaffold/workflows/reconcile-sharded.yml"}
 
 
-def scaffold_files() -> dict[str, str]:
+def scaffold_files(*, sharded: bool = False) -> dict[str, str]:
     """Destination path -> content, with the workflows pinned to this version of reconciler."""
     from importlib.resources import files
 
@@ -31,6 +33,8 @@ def scaffold_files() -> dict[str, str]:
     package = files("reconciler")
     out = {}
     for resource, destination in SCAFFOLD:
+        if sharded:
+            resource = SHARDED.get(resource, resource)
         text = package.joinpath(resource).read_text(encoding="utf-8")
         out[destination] = text.replace(VERSION_PLACEHOLDER, __version__)
     return out
@@ -39,20 +43,27 @@ def scaffold_files() -> dict[str, str]:
 @click.command("init")
 @click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+@click.option(
+    "--sharded",
+    is_flag=True,
+    help="Scaffold the reconcile workflow as a GitHub Actions matrix: one job per shard, one commit at the end.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def command(directory: Path, force: bool, fmt: str) -> None:
+def command(directory: Path, force: bool, sharded: bool, fmt: str) -> None:
     """Scaffold a GitOps repository for benchmark runs in DIRECTORY (default: here).
 
     Writes reconciler.toml (platform = "local": works with no account), a
     benchmark spec and a one-task smoke run spec, the default templates, the
     GitHub workflows (ci, plan on pull requests, reconcile on merge and every
     30 minutes) with a composite action, and a .gitignore for .osmosis/.
+    With --sharded, reconcile.yml is the matrix variant: a job lists the
+    shards, one job per shard reconciles it, and a last job commits once.
     Refuses to overwrite an existing file unless --force.
     """
     from ..errors import ReconcilerError
     from ..safe_paths import writable_path
 
-    content = scaffold_files()
+    content = scaffold_files(sharded=sharded)
     # every destination is checked before the first write: a symlink anywhere below DIRECTORY stops it all
     targets = {rel: writable_path(directory, rel) for rel in content}
     existing = sorted(p for p in content if targets[p].exists())

@@ -31,6 +31,17 @@ from ._common import platform_options, target_option
 @click.option(
     "--lock-timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for another reconciler's lock."
 )
+@click.option(
+    "--github-results",
+    is_flag=True,
+    help="Report each spec's latest run: the job summary, and a results comment and commit status on the"
+    " pull request whose merge submitted it (GitHub Actions; needs GITHUB_TOKEN).",
+)
+@click.option(
+    "--render-only",
+    is_flag=True,
+    help="No submits, stops or downloads: render, report and commit (the last job of the sharded workflow).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Also list the generated files that did not change.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options
@@ -44,6 +55,8 @@ def command(
     replace: tuple[str, ...],
     allow_empty: bool,
     lock_timeout: float,
+    github_results: bool,
+    render_only: bool,
     fmt: str,
     platform: str | None,
     workspace: str | None,
@@ -64,11 +77,13 @@ def command(
     from ..engine.lock import project_lock
     from ..engine.reconcile import reconcile
     from ..errors import PartialFailure, UsageError
+    from ..github.results import publish_results, results_context_from_env, submitting_commit
     from ..settings import load_project
     from ._common import run_async
 
     if push and not commit_:
         raise UsageError("--push needs --commit")
+    results_ctx = results_context_from_env() if github_results else None
     project = load_project()
     project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
     text = fmt == "text"
@@ -87,6 +102,9 @@ def command(
                 platform=platform,
                 workspace=workspace,
                 log=say,
+                results=github_results,
+                submitted_by=submitting_commit(),
+                render_only=render_only,
                 verbose=verbose,
             )
         )
@@ -116,7 +134,11 @@ def command(
             if push and sha:
 
                 def rerender() -> object:
-                    again = run_async(reconcile(project, targets=targets, platform=platform, workspace=workspace))
+                    again = run_async(
+                        reconcile(
+                            project, targets=targets, platform=platform, workspace=workspace, render_only=render_only
+                        )
+                    )
                     result.rendered, result.generated = again.rendered, again.generated
                     return commit()
 
@@ -124,6 +146,10 @@ def command(
                 commit_doc["pushed_attempts"] = tries
                 if text:
                     click.echo(f"pushed (attempt {tries})")
+    if results_ctx is not None:
+        for line in publish_results(results_ctx, result.results, verbose=verbose):
+            if text:
+                click.echo(line)
     if not text:
         from ..render.documents import reconcile_json
 

@@ -148,8 +148,11 @@ async def apply_plan(
     show: Any = None,
     downloader_factory: Any = None,
     renderer_factory: Any = None,
+    submitted_by: str | None = None,
 ) -> ApplyResult:
-    """Plan afresh under the lock, check a saved plan still matches, confirm, then execute."""
+    """Plan afresh under the lock, check a saved plan still matches, confirm, then execute.
+
+    `submitted_by`: the commit recorded with each run this apply submits (see engine.results)."""
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
         result = await _plan_in(session, policy)
         refuse_sudden_empty(session, result.observed, allow_empty)
@@ -169,7 +172,13 @@ async def apply_plan(
             downloader=downloader_factory(session) if downloader_factory else None,
             renderer=renderer_factory(session, result.observed) if renderer_factory else None,
         )
+        before = {spec_id: record.run_id for spec_id, record in session.state.specs.items()}
         report = await applier.run(result.plan)
+        if submitted_by:
+            from .results import stamp_submissions
+
+            stamp_submissions(session.state, before, submitted_by)
+            session.save_state()
         return ApplyResult(result, report)
 
 

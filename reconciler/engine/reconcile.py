@@ -2,7 +2,8 @@
 
 apply within policy (as if --auto-approve; --prune only when reconciler.toml allows it) ->
 optionally wait for owned runs -> download what each spec asks for -> render leaderboards ->
-save the state file. Committing and pushing are the command's last steps (vcs).
+save the state file. Committing and pushing are the command's last steps (vcs). With
+render_only (the last job of the sharded workflow) only render, report and save.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from .apply import Applier, ApplyReport
 from .operations import PlanResult, _plan_in, make_policy, refuse_sudden_empty
 from .rendering import RenderOutcome, render_all
 from .replace import with_replace
+from .results import RunReport, collect_results, stamp_submissions
 from .session import open_session
 from .waiting import wait_in
 
@@ -28,6 +30,7 @@ class ReconcileResult:
     rendered: list[RenderOutcome] = field(default_factory=list)
     state_file: str = ""
     generated: list[str] = field(default_factory=list)  # every generated file, changed or not
+    results: list[RunReport] = field(default_factory=list)  # with results=True: each spec's latest run
 
     @property
     def failures(self) -> list[str]:
@@ -53,6 +56,9 @@ async def reconcile(
     platform: str | None = None,
     workspace: str | None = None,
     log: object = None,
+    results: bool = False,
+    submitted_by: str | None = None,
+    render_only: bool = False,
     verbose: bool = False,
 ) -> ReconcileResult:
     """One pass of the scheduled job; `log` hears every change (and, when verbose, every unchanged file)."""
@@ -65,6 +71,7 @@ async def reconcile(
         # --replace asks for one new submit: the plan after applying must not ask again
         first = await _plan_in(session, with_replace(project, policy, replace) if replace else policy)
         refuse_sudden_empty(session, first.observed, allow_empty)
+        before = {spec_id: record.run_id for spec_id, record in session.state.specs.items()}
         for name in first.adopted:
             say(f"adopted {name}: its submit was interrupted after the platform accepted it")
         for action in first.plan.actions:
@@ -75,7 +82,7 @@ async def reconcile(
         converge = first.plan.model_copy(
             update={"actions": tuple(a for a in first.plan.actions if a.kind is not ActionKind.RENDER)}
         )
-        if converge.has_changes:
+        if not render_only and converge.has_changes:
             applied = await Applier(
                 session,
                 first.observed,
@@ -94,7 +101,7 @@ async def reconcile(
         fetch = second.plan.model_copy(
             update={"actions": tuple(a for a in second.plan.actions if a.kind is ActionKind.DOWNLOAD)}
         )
-        if fetch.actions:
+        if not render_only and fetch.actions:
             downloads = await Applier(session, second.observed, downloader=downloader_for(session)).run(fetch)
             for r in downloads.results:
                 say(f"{'ok  ' if r.ok else 'FAIL'} download {r.action.spec_id}: {r.message}")
@@ -102,6 +109,8 @@ async def reconcile(
         for o in rendered:
             for f in (f for f in o.files if verbose or f in o.changed):
                 say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
+        stamp_submissions(session.state, before, submitted_by)
+        reports = await collect_results(session, second.observed, targets) if results else []
         session.save_state()
         generated = sorted({f for o in rendered for f in o.files} | {project.settings.state_file})
-        return ReconcileResult(first, applied, downloads, rendered, project.settings.state_file, generated)
+        return ReconcileResult(first, applied, downloads, rendered, project.settings.state_file, generated, reports)

@@ -26,6 +26,8 @@ class SpecRecord(BaseModel):
     run_name: str
     fingerprint: str
     benchmark_id: str | None = None
+    # the commit (GITHUB_SHA) whose push submitted this run; its pull request gets the results comment
+    commit: str | None = None
 
 
 class Intent(BaseModel):

@@ -1,4 +1,4 @@
-"""A small GitHub REST client: issue comments, with Link-header paging and typed errors.
+"""A small GitHub REST client: issue comments, commit pulls and statuses, with Link-header paging and typed errors.
 
     GitHubError                  any failed call (exit 1); the message never holds the token
     ├── GitHubAuthError          401, or 403 that is not a rate limit: token missing, expired or lacking a permission
@@ -82,6 +82,40 @@ class Comment:
             html_url=data.get("html_url") or "",
             user_login=user.get("login"),
             user_type=user.get("type"),
+        )
+
+
+@dataclass(frozen=True)
+class PullRequestRef:
+    number: int
+    merged: bool
+    html_url: str
+
+    @classmethod
+    def from_api(cls, data: Any) -> PullRequestRef:
+        if not isinstance(data, dict) or not isinstance(data.get("number"), int):
+            raise GitHubError("GitHub answered with something that is not a pull request")
+        return cls(number=data["number"], merged=bool(data.get("merged_at")), html_url=data.get("html_url") or "")
+
+
+@dataclass(frozen=True)
+class CommitStatus:
+    """One commit status; GitHub keeps every one set, and shows the newest per context."""
+
+    state: str  # pending | success | failure | error
+    context: str
+    description: str
+    target_url: str | None = None
+
+    @classmethod
+    def from_api(cls, data: Any) -> CommitStatus:
+        if not isinstance(data, dict) or not isinstance(data.get("state"), str):
+            raise GitHubError("GitHub answered with something that is not a commit status")
+        return cls(
+            state=data["state"],
+            context=data.get("context") or "default",
+            description=data.get("description") or "",
+            target_url=data.get("target_url") or None,
         )
 
 
@@ -242,3 +276,21 @@ class GitHubClient:
     def update_issue_comment(self, repo: str, comment_id: int, body: str) -> Comment:
         response = self.request("PATCH", f"repos/{repo}/issues/comments/{comment_id}", json={"body": body})
         return Comment.from_api(response.json())
+
+    # --- where a commit came from, and its statuses ----------------------------------------
+
+    def pulls_for_commit(self, repo: str, sha: str) -> list[PullRequestRef]:
+        """The pull requests associated with a commit (for a merge commit: the one it merged)."""
+        return [PullRequestRef.from_api(item) for item in self.paginate(f"repos/{repo}/commits/{sha}/pulls")]
+
+    def list_commit_statuses(self, repo: str, sha: str) -> Iterator[CommitStatus]:
+        """The commit's statuses, newest first (GitHub's order)."""
+        for item in self.paginate(f"repos/{repo}/commits/{sha}/statuses"):
+            yield CommitStatus.from_api(item)
+
+    def create_commit_status(self, repo: str, sha: str, status: CommitStatus) -> CommitStatus:
+        body: dict[str, Any] = {"state": status.state, "context": status.context, "description": status.description}
+        if status.target_url:
+            body["target_url"] = status.target_url
+        response = self.request("POST", f"repos/{repo}/statuses/{sha}", json=body)
+        return CommitStatus.from_api(response.json())

@@ -166,3 +166,52 @@ def test_scaffolded_workflows_pass_actionlint(scaffolded: Path) -> None:
         [str(BIN / "actionlint")], cwd=scaffolded, env=clean_env(), capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture
+def sharded(tmp_path: Path) -> Path:
+    done = run(tmp_path, "init", "--sharded", "evals")
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "evals"
+
+
+def test_init_sharded_writes_the_matrix_variant_in_place_of_the_single_job(sharded: Path) -> None:
+    written = sorted(str(p.relative_to(sharded)) for p in sharded.rglob("*") if p.is_file())
+    assert written == sorted(SCAFFOLDED)
+    jobs = yaml.safe_load((sharded / ".github/workflows/reconcile.yml").read_text())["jobs"]
+    assert list(jobs) == ["shards", "reconcile", "commit"]
+    assert jobs["reconcile"]["strategy"]["matrix"] == "${{ fromJSON(needs.shards.outputs.matrix) }}"
+    assert "@RECONCILER_VERSION@" not in (sharded / ".github/workflows/reconcile.yml").read_text()
+
+
+def test_the_sharded_scaffold_passes_actionlint(sharded: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=sharded, check=True)
+    done = subprocess.run(
+        [str(BIN / "actionlint")], cwd=sharded, env=clean_env(), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_shards_lists_one_shard_per_benchmark_in_a_fresh_scaffold(sharded: Path) -> None:
+    done = run(sharded, "shards", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"include":[{"shard":"terminal-bench-2-1","targets":"tb-smoke"}]}\n'
+
+
+def test_shards_by_spec_id_prints_one_line_per_shard(sharded: Path) -> None:
+    done = run(sharded, "shards", "--shards", "3")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.endswith(": tb-smoke\n") and done.stdout.count("\n") == 1
+
+
+def test_shards_github_output_outside_actions_says_what_is_missing(sharded: Path) -> None:
+    done = run(sharded, "shards", "--format", "json", "--github-output")
+    assert done.returncode != 0
+    assert "--github-output needs GITHUB_OUTPUT" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_merging_a_missing_shard_state_names_it_and_writes_nothing(sharded: Path) -> None:
+    done = run(sharded, "shards", "--merge-state", "shard-a/state.json")
+    assert done.returncode != 0
+    assert "state file(s) not found, nothing was merged: shard-a/state.json" in done.stderr
+    assert not (sharded / ".reconciler/state.json").exists()

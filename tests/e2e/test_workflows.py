@@ -42,11 +42,13 @@ import yaml
 
 from reconciler.github.comments import PLAN_MARKER
 from tests.github_fake import FakeGitHub
+from tests.served_platform import served
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 WORKFLOWS = ROOT / ".github" / "workflows"
+SHARDED = ROOT / "reconciler" / "scaffold" / "workflows" / "reconcile-sharded.yml"
 ACTION = ROOT / ".github" / "actions" / "reconcile" / "action.yml"
 REPO, PR = "acme/evals", 5
 EDITED_MODEL = "anthropic/claude-opus-4"
@@ -90,6 +92,7 @@ class Job:
     inputs: dict[str, Any] = field(default_factory=dict)
     secrets: dict[str, str] = field(default_factory=dict)
     results: list[StepResult] = field(default_factory=list)
+    context: dict[str, str] = field(default_factory=dict)  # more expressions: matrix.*, runner.temp
 
     @property
     def runner_dir(self) -> Path:
@@ -101,6 +104,8 @@ class Job:
             "github.repository": REPO,
             "github.event_name": self.event_name,
         }
+        if expr in self.context:
+            return self.context[expr]
         if expr in table:
             return str(table[expr])
         if expr.startswith("secrets."):
@@ -356,6 +361,89 @@ def test_reconcile_workflow_dispatched_for_targets_reconciles_only_those(
     assert "submit   tb-smoke" in step.stdout and "tb-compare" not in step.stdout
 
 
+# --- the sharded reconcile workflow (`reconciler init --sharded`) ------------------------------
+#
+# Each job runs in its own fresh clone, as on GitHub; the jobs share one platform (a served
+# local platform, named by OSMOSIS_PLATFORM_URL). The stand-in skips `uses:` steps, so the
+# upload-artifact / download-artifact pair is played by copying each shard's state file to
+# where download-artifact puts it: `${{ runner.temp }}/shards/state-<shard>/state.json`.
+
+
+@dataclass
+class ShardedRun:
+    origin: Path
+    base: Path
+    github: FakeGitHub
+    url: str
+    token: str
+    jobs: dict[str, Any] = field(default_factory=lambda: load(SHARDED)["jobs"])
+
+    def clone(self, name: str) -> Path:
+        subprocess.run(["git", "clone", "-q", str(self.origin), str(self.base / name)], check=True)
+        return self.base / name
+
+    def job(self, name: str, workspace: Path, **context: str) -> Job:
+        job = Job(workspace, "schedule", {"schedule": "*/30 * * * *"}, self.github)
+        job.secrets = {"OSMOSIS_TOKEN": self.token}
+        job.context = {"runner.temp": str(self.base / "runner-temp"), **context}
+        env = job.base_env() | {"OSMOSIS_PLATFORM_URL": self.url, "OSMOSIS_WORKSPACE": "acme"}
+        env |= {k: job.evaluate(v) for k, v in self.jobs[name].get("env", {}).items()}
+        job.run_steps(self.jobs[name]["steps"], env)
+        return job
+
+    def hand_over_state(self, workspace: Path, shard: str) -> None:
+        target = self.base / "runner-temp" / "shards" / f"state-{shard}" / "state.json"
+        target.parent.mkdir(parents=True)
+        shutil.copy(workspace / ".reconciler" / "state.json", target)
+
+
+def test_sharded_reconcile_workflow_runs_two_shards_and_commits_once(
+    origin: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    before = git(origin, "rev-parse", "main")
+    with served(tmp_path / "platform") as (url, token):
+        run = ShardedRun(origin, tmp_path, github, url, token)
+        lister = run.job("shards", run.clone("lister"))
+        assert lister.step("List shards").code == 0, explain(lister.results)
+        matrix = json.loads(lister.outputs()["matrix"])
+        assert lister.outputs()["count"] == "2"
+        assert [e["shard"] for e in matrix["include"]] == ["hle", "terminal-bench-2-1"]
+        for entry in matrix["include"]:
+            workspace = run.clone(f"shard-{entry['shard']}")
+            job = run.job(
+                "reconcile", workspace, **{"matrix.shard": entry["shard"], "matrix.targets": entry["targets"]}
+            )
+            step = job.step("Reconcile shard")
+            assert step.code == 0, explain(job.results)
+            assert all(f"submit   {t}" in step.stdout for t in entry["targets"].split()), step.stdout
+            assert git(workspace, "rev-parse", "HEAD") == before  # a shard never commits
+            run.hand_over_state(workspace, entry["shard"])
+        final = run.job("commit", run.clone("final"))
+    assert [(r.name, r.code) for r in final.results if r.code is not None] == [
+        ("Merge shard state", 0),
+        ("Render, report and commit", 0),
+    ], explain(final.results)
+    after = git(origin, "rev-parse", "main")
+    assert git(origin, "rev-list", "--count", f"{before}..{after}") == "1"
+    state = json.loads(git(origin, "show", f"{after}:.reconciler/state.json"))
+    assert set(state["specs"]) == {"hle-parity", "tb-compare", "tb-smoke"}
+
+
+def test_sharded_workflow_gives_each_shard_its_own_concurrency_group() -> None:
+    jobs = load(SHARDED)["jobs"]
+    assert jobs["reconcile"]["concurrency"] == {
+        "group": "reconcile-${{ github.repository }}-${{ matrix.shard }}",
+        "cancel-in-progress": False,
+    }
+    assert jobs["reconcile"]["needs"] == "shards"
+    assert jobs["commit"]["needs"] == ["shards", "reconcile"]
+    assert {name: job["permissions"] for name, job in jobs.items()} == {
+        "shards": {"contents": "read"},
+        "reconcile": {"contents": "read"},
+        "commit": {"contents": "write", "pull-requests": "write", "statuses": "write"},
+    }
+
+
 # --- the composite action ----------------------------------------------------------------------
 
 
@@ -456,7 +544,7 @@ def test_reconcile_workflow_grants_write_only_to_the_committing_job() -> None:
     workflow = load(WORKFLOWS / "reconcile.yml")
     assert workflow["permissions"] == {}
     assert {name: job.get("permissions") for name, job in workflow["jobs"].items()} == {
-        "reconcile": {"contents": "write"}
+        "reconcile": {"contents": "write", "pull-requests": "write", "statuses": "write"}
     }
 
 

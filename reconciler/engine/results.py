@@ -1,0 +1,194 @@
+"""What each spec's latest run found: the facts the results comment and the job summary show.
+
+For every spec record (optionally only the targeted ones) whose run the platform still lists:
+
+    active run            status only (the commit status says pending)
+    terminal run          its results.csv (for a run a pull request asked for, downloaded into the
+                          outputs folder unless current; for any other, only when already there),
+                          per agent pass@1, pass@k, cost/time/tokens per task, the rank the
+                          platform's leaderboard gives it, and the paired comparison with the
+                          previous run of the same spec (its results.csv too)
+    failed or stopped     also the reason, the last error its logs hold
+
+Also where a run came from: `SpecRecord.commit`, the commit whose push submitted it, stamped by
+`stamp_submissions` while the state file is being written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from ..core.run_results import AgentResults, Comparison, ResultsError, comparisons, parse_results
+from ..core.world import Observed, ObservedRun
+from ..errors import ReconcilerError
+from ..outputs.download import download_run
+from ..outputs.layout import run_dir_name
+from ..render.leaderboard import Row, parse_rows
+from ..specs.models import BenchmarkSpec, RunSpec
+from .session import Session
+from .state import State
+
+LOG_PAGE = 200  # the newest page of logs holds the reason a run ended
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class AgentReport(_Frozen):
+    results: AgentResults
+    rank: int | None = None
+    tied: bool = False
+    comparison: Comparison | None = None
+
+
+class RunReport(_Frozen):
+    """One spec's latest run, as the results comment shows it."""
+
+    spec_id: str
+    spec_path: str
+    run_id: str
+    run_name: str
+    status: str
+    terminal: bool
+    platform_url: str | None = None
+    commit: str | None = None
+    agents: tuple[AgentReport, ...] = ()
+    reason: str | None = None  # why a failed or stopped run ended, from its logs
+    problem: str | None = None  # why the figures are missing (results.csv unreadable or not downloadable)
+    leaderboard: str | None = None  # the committed leaderboard file of the run's benchmark
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "finished"
+
+
+def stamp_submissions(state: State, before: Mapping[str, str], commit: str | None) -> None:
+    """Record `commit` on every spec whose run changed since `before` (spec id -> run id)."""
+    if not commit:
+        return
+    for spec_id, record in state.specs.items():
+        if before.get(spec_id) != record.run_id:
+            state.specs[spec_id] = record.model_copy(update={"commit": commit})
+
+
+def _previous(observed: Observed, owner: str, spec_id: str, current: ObservedRun) -> ObservedRun | None:
+    """The latest terminal run of the same spec created before `current`."""
+    earlier = [
+        r
+        for r in observed.runs
+        if r.id != current.id
+        and r.terminal
+        and r.marker is not None
+        and r.marker.owner == owner
+        and r.marker.spec_id == spec_id
+        and (r.created_at or "", r.id) < (current.created_at or "", current.id)
+    ]
+    return max(earlier, key=lambda r: (r.created_at or "", r.id), default=None)
+
+
+class _Collector:
+    def __init__(self, session: Session, observed: Observed) -> None:
+        self.session = session
+        self.observed = observed
+        self.boards: dict[str, list[Row]] = {}
+
+    async def results(self, run: ObservedRun, *, fetch: bool) -> list[AgentResults]:
+        """The run's agents from its results.csv, downloading it first when `fetch` (and it is not current)."""
+        root = self.session.outputs_root
+        path = Path(root) / run_dir_name(run.name, run.id) / "results.csv"
+        if fetch:
+            await download_run(self.session.client, run=run.id, types=["results"], output_root=root)
+        elif not path.is_file():
+            raise ResultsError(
+                f'{run.name} has no downloaded results.csv; add "results" to the spec\'s [reconcile] download list'
+            )
+        try:
+            return parse_results(path.read_text(encoding="utf-8"), source=str(path))
+        except OSError as exc:
+            raise ResultsError(f"{path} could not be read ({exc.strerror})") from None
+
+    async def rows(self, ref: str) -> list[Row]:
+        if ref not in self.boards:
+            detail = await self.session.client.get_benchmark(ref)
+            self.boards[ref] = parse_rows(detail.leaderboard)
+        return self.boards[ref]
+
+    async def reason(self, run: ObservedRun) -> str | None:
+        page = await self.session.client.get_logs(run.id, limit=LOG_PAGE)
+        messages = [e for e in page.logs if e.message]
+        errors = [e for e in messages if (e.level or "").lower() in ("error", "fatal", "critical")]
+        last = (errors or messages)[-1:] if (errors or messages) else []
+        return last[0].message if last else None
+
+    def benchmark_spec(self, spec: RunSpec) -> BenchmarkSpec | None:
+        bench = self.observed.benchmarks.get(spec.config.experiment.benchmark)
+        for b in sorted(self.session.desired.benchmarks, key=lambda b: b.id):
+            if b.benchmark.ref == spec.config.experiment.benchmark:
+                return b
+            seen = self.observed.benchmarks.get(b.benchmark.ref)
+            if bench is not None and seen is not None and seen.id == bench.id:
+                return b
+        return None
+
+    async def report(self, spec: RunSpec, run: ObservedRun, commit: str | None) -> RunReport:
+        bench = self.benchmark_spec(spec)
+        base = RunReport(
+            spec_id=spec.id,
+            spec_path=spec.path,
+            run_id=run.id,
+            run_name=run.name,
+            status=run.status,
+            terminal=run.terminal,
+            platform_url=run.platform_url,
+            commit=commit,
+            leaderboard=bench.leaderboard.output if bench is not None and bench.leaderboard is not None else None,
+        )
+        if not run.terminal:
+            return base
+        update: dict[str, object] = {}
+        if not base.succeeded:
+            update["reason"] = await self.reason(run)
+        try:
+            agents = await self.results(run, fetch=commit is not None)
+        except (ReconcilerError, ResultsError) as exc:
+            message = exc.message if isinstance(exc, ReconcilerError) else str(exc)
+            return base.model_copy(update=update | {"problem": message})
+        before = _previous(self.observed, self.observed.owner, spec.id, run)
+        paired: Mapping[int, Comparison] = {}
+        if before is not None:
+            try:
+                paired = comparisons(agents, await self.results(before, fetch=commit is not None), before.name)
+            except (ReconcilerError, ResultsError):
+                paired = {}  # an earlier run without readable results has nothing to compare
+        board = [r for r in await self.rows(spec.config.experiment.benchmark) if r.run.id == run.id]
+        reports = []
+        for agent in agents:
+            row = next((r for r in board if (r.harness, r.model) == agent.key), None)
+            reports.append(
+                AgentReport(
+                    results=agent,
+                    rank=row.rank if row is not None else None,
+                    tied=row.tied if row is not None else False,
+                    comparison=paired.get(agent.agent_index),
+                )
+            )
+        return base.model_copy(update=update | {"agents": tuple(reports)})
+
+
+async def collect_results(session: Session, observed: Observed, targets: Sequence[str] = ()) -> list[RunReport]:
+    """A report for each spec's latest run the platform still lists, by spec id."""
+    collector = _Collector(session, observed)
+    runs = {r.id: r for r in observed.runs}
+    specs = {d.spec.id: d.spec for d in session.desired.runs}
+    out = []
+    for spec_id, record in sorted(session.state.specs.items()):
+        spec = specs.get(spec_id)
+        run = runs.get(record.run_id)
+        if spec is None or run is None or (targets and spec_id not in targets):
+            continue
+        out.append(await collector.report(spec, run, record.commit))
+    return out

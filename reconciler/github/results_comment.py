@@ -1,0 +1,149 @@
+"""Pure: the results comment body, the job summary section and the commit status for some runs.
+
+The same table serves the pull request and the job summary. Percentages have one decimal, the
+McNemar p-value three significant digits; a run still going shows only its status, a failed or
+stopped one the reason its logs give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..engine.results import AgentReport, RunReport
+from ..render.templates import cell
+from .rest import CommitStatus
+
+RESULTS_MARKER = "<!-- reconciler:results -->"
+RESULTS_CONTEXT = "reconciler/results"
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _signed_pp(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:+.1f} pp"
+
+
+def _p(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _money(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:,.4f}"
+
+
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.1f} s"
+
+
+def _tokens(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.0f}"
+
+
+def _rank(agent: AgentReport) -> str:
+    if agent.rank is None:
+        return "not ranked"
+    return f"{agent.rank} (tied)" if agent.tied else str(agent.rank)
+
+
+def _comparison(agent: AgentReport) -> str:
+    c = agent.comparison
+    if c is None:
+        return "no earlier run"
+    return (
+        f"{_signed_pp(c.delta)} vs `{cell(c.previous_run)}`; McNemar p = {_p(c.p_value)}"
+        f" ({c.b} now-only, {c.c} before-only passes of {c.paired} paired tasks)"
+    )
+
+
+def agent_row(agent: AgentReport) -> str:
+    r = agent.results
+    interval = r.pass_at_1
+    ci = f" ({pct(interval.ci_low)} to {pct(interval.ci_high)})" if interval.ci_low is not None else ""
+    deepest = r.deepest_pass_at_k
+    k = f"pass@{deepest.k} {pct(deepest.value)}" if deepest is not None else "n/a"
+    cells = [
+        cell(r.label),
+        f"{pct(interval.value)}{ci}",
+        k,
+        _money(r.cost_per_task),
+        _seconds(r.mean_duration_seconds),
+        _tokens(r.tokens_per_task),
+        _rank(agent),
+        _comparison(agent),
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+HEADER = (
+    "| agent | pass@1 (95% CI) | deepest pass@k | cost/task | time/task | tokens/task | rank | vs previous run |\n"
+    "|---|---|---|---|---|---|---|---|"
+)
+
+
+def leaderboard_url(path: str, *, server_url: str, repository: str, ref: str) -> str:
+    return f"{server_url.rstrip('/')}/{repository}/blob/{ref}/{path}"
+
+
+def run_section(run: RunReport, *, server_url: str, repository: str, ref: str) -> str:
+    name = f"[`{cell(run.run_name)}`]({run.platform_url})" if run.platform_url else f"`{cell(run.run_name)}`"
+    lines = [f"#### `{cell(run.spec_id)}`: run {name} {run.status}", ""]
+    if not run.terminal:
+        lines.append("Still going; this comment is updated when it ends.")
+        return "\n".join(lines) + "\n"
+    if run.reason:
+        lines += [f"Why it {run.status}, from its logs: {cell(run.reason)}", ""]
+    elif not run.succeeded:
+        lines += [f"The run {run.status}; its logs give no reason.", ""]
+    if run.problem:
+        lines.append(f"No figures: {cell(run.problem)}")
+    elif run.agents:
+        lines += [HEADER, *(agent_row(a) for a in run.agents)]
+    else:
+        lines.append("No results were produced.")
+    if run.leaderboard:
+        url = leaderboard_url(run.leaderboard, server_url=server_url, repository=repository, ref=ref)
+        lines += ["", f"Leaderboard: [{run.leaderboard}]({url})"]
+    return "\n".join(lines) + "\n"
+
+
+def _tally(runs: Sequence[RunReport]) -> str:
+    counts: dict[str, int] = {}
+    for r in runs:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+
+
+def results_body(runs: Sequence[RunReport], *, commit: str, server_url: str, repository: str, ref: str = "HEAD") -> str:
+    """The comment for the runs one merge commit submitted (the marker is added by `with_marker`)."""
+    head = [
+        "### reconciler results",
+        "",
+        f"Runs submitted by merge commit {commit[:12]}: {_tally(runs)}.",
+        "",
+    ]
+    sections = [run_section(r, server_url=server_url, repository=repository, ref=ref) for r in runs]
+    return "\n".join(head) + "\n" + "\n".join(sections)
+
+
+def summary_markdown(runs: Sequence[RunReport], *, server_url: str, repository: str, ref: str = "HEAD") -> str:
+    """The job summary section: every reported run, whether or not a pull request asked for it."""
+    if not runs:
+        return "### reconciler results\n\nNo runs to report.\n"
+    sections = [run_section(r, server_url=server_url, repository=repository, ref=ref) for r in runs]
+    return f"### reconciler results\n\n{_tally(runs)}.\n\n" + "\n".join(sections)
+
+
+def commit_status(runs: Sequence[RunReport], target_url: str | None) -> CommitStatus:
+    """pending while any run is going; success when every run finished; failure otherwise."""
+    going = sum(1 for r in runs if not r.terminal)
+    finished = sum(1 for r in runs if r.succeeded)
+    total = len(runs)
+    if going:
+        state, text = "pending", f"{going} of {total} run(s) still going"
+    elif finished == total:
+        state, text = "success", f"all {total} run(s) finished"
+    else:
+        state, text = "failure", f"{total - finished} of {total} run(s) did not finish"
+    return CommitStatus(state=state, context=RESULTS_CONTEXT, description=text, target_url=target_url)

@@ -1,0 +1,307 @@
+"""Results back on the pull request: `reconcile --github-results` against the fake GitHub API.
+
+The story of one experiment, as processes in a temp git repository on the embedded platform: a
+baseline run exists; a pull request edits the spec and gets its plan comment; it is merged; the
+push job submits the new run (recording the merge commit); a later job finds it ended and posts
+the results comment and the commit status; one more job changes nothing on GitHub.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reconciler.core import scoring
+from reconciler.github.comments import PLAN_MARKER
+from reconciler.github.results_comment import RESULTS_CONTEXT, RESULTS_MARKER
+from tests.github_fake import FakeGitHub
+
+pytestmark = pytest.mark.slow
+REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO, PR = "acme/evals", 7
+
+
+def git(root: Path, *args: str) -> str:
+    env = os.environ | {
+        "GIT_AUTHOR_NAME": "dev",
+        "GIT_AUTHOR_EMAIL": "dev@example.com",
+        "GIT_COMMITTER_NAME": "dev",
+        "GIT_COMMITTER_EMAIL": "dev@example.com",
+    }
+    return subprocess.run(
+        ["git", "-C", str(root), *args], env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def clean_env() -> dict[str, str]:
+    return {
+        k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_", "RECONCILER_")) and k != "CI"
+    }
+
+
+def cli(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", *args],
+        cwd=root, env=env or clean_env(), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    return done
+
+
+def actions_env(root: Path, github: FakeGitHub, event_name: str, sha: str, event: dict[str, Any]) -> dict[str, str]:
+    runner = root.parent / "runner"
+    runner.mkdir(exist_ok=True)
+    (runner / "event.json").write_text(json.dumps(event))
+    return clean_env() | {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": event_name,
+        "GITHUB_EVENT_PATH": str(runner / "event.json"),
+        "GITHUB_SHA": sha,
+        "GITHUB_REF_TYPE": "branch",
+        "GITHUB_REF_NAME": "main",
+        "GITHUB_API_URL": github.url,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_STEP_SUMMARY": str(runner / "summary.md"),
+        "GITHUB_TOKEN": github.token,
+    }
+
+
+def make_repo(root: Path, *runs: str) -> Path:
+    (root / "specs/runs").mkdir(parents=True)
+    (root / "specs/benchmarks").mkdir()
+    shutil.copy(REPO_ROOT / "specs/benchmarks/terminal-bench-2-1.toml", root / "specs/benchmarks")
+    for name in runs:
+        shutil.copy(REPO_ROOT / f"specs/runs/{name}.toml", root / "specs/runs")
+    (root / "reconciler.toml").write_text('platform = "local"\nspecs_dir = "specs"\n')
+    (root / ".gitignore").write_text(".osmosis/\n.reconciler/lock\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "specs")
+    return root
+
+
+def state(root: Path) -> dict[str, Any]:
+    data = json.loads((root / ".reconciler/state.json").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def first_attempts_by_agent(results_csv: Path) -> dict[tuple[str, str], dict[str, list[bool]]]:
+    """(harness, model) -> task -> outcomes in attempt order, produced results only."""
+    out: dict[tuple[str, str], dict[str, list[tuple[int, bool]]]] = {}
+    with results_csv.open(newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["outcome"] == "cancelled":
+                continue
+            tasks = out.setdefault((row["harness"], row["model"]), {})
+            tasks.setdefault(row["task_name"], []).append((int(row["attempt"]), row["outcome"] == "passed"))
+    return {agent: {t: [ok for _, ok in sorted(a)] for t, a in tasks.items()} for agent, tasks in out.items()}
+
+
+def run_dir(root: Path, run: dict[str, str]) -> Path:
+    [found] = [d for d in (root / ".osmosis/benchmarks").iterdir() if d.name.startswith(run["run_name"])]
+    return found
+
+
+def merge(root: Path, github: FakeGitHub, branch: str) -> str:
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", branch, "-m", f"Merge pull request #{PR} from acme/{branch}")
+    sha = git(root, "rev-parse", "HEAD")
+    github.merge(REPO, PR, sha)
+    return sha
+
+
+def open_pull_request(root: Path, github: FakeGitHub, edit: Any) -> None:
+    git(root, "checkout", "-q", "-b", "experiment")
+    edit(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "an experiment")
+    event = {"pull_request": {"number": PR, "base": {"ref": "main"}, "head": {"sha": git(root, "rev-parse", "HEAD")}}}
+    env = actions_env(root, github, "pull_request", git(root, "rev-parse", "HEAD"), event)
+    git(root, "update-ref", "refs/remotes/origin/main", "main")
+    planned = cli(root, "plan", "--github-comment", env=env)
+    assert planned.returncode in (0, 2), planned.stdout + planned.stderr
+
+
+def results_comment(github: FakeGitHub) -> dict[str, Any]:
+    [comment] = [c for c in github.comments(REPO, PR) if str(c["body"]).startswith(RESULTS_MARKER)]
+    return comment
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub().serve() as fake:
+        yield fake
+
+
+def slower_concurrency(root: Path) -> None:
+    spec = root / "specs/runs/tb-compare.toml"
+    spec.write_text(spec.read_text().replace("max_concurrent_attempts = 8", "max_concurrent_attempts = 4"))
+
+
+@pytest.fixture(scope="module")
+def story() -> Iterator[FakeGitHub]:
+    """The fake GitHub of the one merged experiment the tests below read."""
+    with FakeGitHub().serve() as fake:
+        yield fake
+
+
+@pytest.fixture(scope="module")
+def merged_experiment(tmp_path_factory: pytest.TempPathFactory, story: FakeGitHub) -> tuple[Path, str, dict[str, Any]]:
+    """Baseline run, PR with its plan comment, merge, the push job, then a job after the run ended."""
+    github = story
+    root = make_repo(tmp_path_factory.mktemp("story") / "repo", "tb-compare")
+    baseline = cli(root, "reconcile", "--wait")
+    assert baseline.returncode == 0, baseline.stdout + baseline.stderr
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "baseline leaderboards")
+    previous = state(root)["specs"]["tb-compare"]
+    open_pull_request(root, github, slower_concurrency)
+    sha = merge(root, github, "experiment")
+    push = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", sha, {"after": sha}))
+    assert push.returncode == 0, push.stdout + push.stderr
+    assert state(root)["specs"]["tb-compare"]["commit"] == sha
+    scheduled = actions_env(root, github, "schedule", sha, {"schedule": "*/30 * * * *"})
+    ended = cli(root, "reconcile", "--wait", "--github-results", env=scheduled)
+    assert ended.returncode == 0, ended.stdout + ended.stderr
+    return root, sha, previous
+
+
+def test_the_push_job_marks_the_merge_commit_pending_and_posts_no_results_yet(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    root = make_repo(tmp_path / "repo", "tb-compare")
+    sha = git(root, "rev-parse", "HEAD")
+    github.merge(REPO, PR, sha)
+    push = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", sha, {"after": sha}))
+    assert push.returncode == 0, push.stdout + push.stderr
+    [status] = github.statuses(REPO, sha)
+    assert (status["state"], status["context"]) == ("pending", RESULTS_CONTEXT)
+    assert github.comments(REPO, PR) == []
+
+
+def test_the_results_comment_shows_each_agents_figures_recomputed_from_results_csv(
+    merged_experiment: tuple[Path, str, dict[str, Any]], story: FakeGitHub
+) -> None:
+    github = story
+    root, _sha, previous = merged_experiment
+    body = str(results_comment(github)["body"])
+    current = state(root)["specs"]["tb-compare"]
+    now = first_attempts_by_agent(run_dir(root, current) / "results.csv")
+    before = first_attempts_by_agent(run_dir(root, previous) / "results.csv")
+    assert len(now) == 2
+    for (harness, model), outcomes in now.items():
+        [row] = [line for line in body.splitlines() if line.startswith(f"| {harness} · {model} |")]
+        interval = scoring.pass_at_1(outcomes)
+        assert f"| {100 * interval.value:.1f}% ({100 * interval.ci_low:.1f}% to {100 * interval.ci_high:.1f}%) |" in row
+        old = before[(harness, model)]
+        b, c = scoring.discordant_pairs(scoring.first_attempts(outcomes), scoring.first_attempts(old))
+        delta = interval.value - scoring.pass_at_1(old).value
+        assert f"{100 * delta:+.1f} pp vs `{previous['run_name']}`" in row
+        assert f"McNemar p = {scoring.mcnemar_exact_p(b, c):.3g} ({b} now-only, {c} before-only" in row
+        assert re.search(r"\| \$\d[\d,]*\.\d{4} \| [\d,]+\.\d s \| [\d,]+ \| \d+( \(tied\))? \|", row), row
+
+
+def test_the_results_comment_names_the_merge_commit_and_links_the_committed_leaderboard(
+    merged_experiment: tuple[Path, str, dict[str, Any]], story: FakeGitHub
+) -> None:
+    github = story
+    _root, sha, _previous = merged_experiment
+    body = str(results_comment(github)["body"])
+    assert f"merge commit {sha[:12]}: 1 finished" in body
+    assert f"(https://github.com/{REPO}/blob/main/leaderboards/terminal-bench-2-1.md)" in body
+    assert [c for c in github.comments(REPO, PR) if str(c["body"]).startswith(PLAN_MARKER)]
+
+
+def test_the_merge_commit_gets_success_once_every_run_finished(
+    merged_experiment: tuple[Path, str, dict[str, Any]], story: FakeGitHub
+) -> None:
+    github = story
+    _root, sha, _previous = merged_experiment
+    assert [(s["state"], s["context"]) for s in github.statuses(REPO, sha)] == [
+        ("success", RESULTS_CONTEXT),
+        ("pending", RESULTS_CONTEXT),
+    ]
+
+
+def test_a_second_reconcile_changes_nothing_on_github(
+    merged_experiment: tuple[Path, str, dict[str, Any]], story: FakeGitHub
+) -> None:
+    github = story
+    root, sha, _previous = merged_experiment
+    comment = dict(results_comment(github))
+    statuses = list(github.statuses(REPO, sha))
+    again = cli(
+        root, "reconcile", "--github-results", env=actions_env(root, github, "schedule", sha, {"schedule": "x"})
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout == ""  # nothing changed, nothing to say
+    after = results_comment(github)
+    assert (after["id"], after["body"], after["updated"]) == (comment["id"], comment["body"], comment["updated"])
+    assert github.statuses(REPO, sha) == statuses
+
+
+def test_runs_of_no_pull_request_are_reported_in_the_job_summary_only(tmp_path: Path, github: FakeGitHub) -> None:
+    root = make_repo(tmp_path / "repo", "tb-compare")
+    sha = git(root, "rev-parse", "HEAD")
+    env = actions_env(root, github, "push", sha, {"after": sha})
+    done = cli(root, "reconcile", "--wait", "--github-results", "-v", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "belongs to no pull request" in done.stdout
+    summary = (root.parent / "runner/summary.md").read_text()
+    assert "### reconciler results" in summary and "`tb-compare`: run" in summary and "| pass@1 (95% CI)" in summary
+    assert github.calls("POST") == []
+
+
+def test_a_failed_run_says_why_and_fails_the_commit_status(tmp_path: Path, github: FakeGitHub) -> None:
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    spec = root / "specs/runs/tb-smoke.toml"
+    spec.write_text(
+        spec.read_text().replace('state = "running"\n', "") + '\n[env]\nLOCALPLATFORM_FORCE_STATUS = "failed"\n'
+    )
+    git(root, "commit", "-qam", "a run that fails")
+    sha = git(root, "rev-parse", "HEAD")
+    github.merge(REPO, PR, sha)
+    env = actions_env(root, github, "push", sha, {"after": sha})
+    done = cli(root, "reconcile", "--wait", "--github-results", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    body = str(results_comment(github)["body"])
+    assert re.search(r"`tb-smoke`: run .* failed", body)
+    assert re.search(r"Why it failed, from its logs: \S", body)
+    [status] = github.statuses(REPO, sha)
+    assert (status["state"], status["description"]) == ("failure", "1 of 1 run(s) did not finish")
+
+
+def test_github_results_without_a_token_fails_before_touching_anything(tmp_path: Path, github: FakeGitHub) -> None:
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    env = actions_env(root, github, "push", "a" * 40, {}) | {"GITHUB_TOKEN": ""}
+    done = cli(root, "reconcile", "--github-results", env=env)
+    assert done.returncode != 0
+    assert "GITHUB_TOKEN is not set" in done.stderr and "Traceback" not in done.stderr
+    assert not (root / ".reconciler/state.json").exists()
+
+
+def test_apply_in_a_push_job_records_the_merge_commit_with_the_run(tmp_path: Path, github: FakeGitHub) -> None:
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    sha = git(root, "rev-parse", "HEAD")
+    done = cli(root, "apply", "--auto-approve", env=actions_env(root, github, "push", sha, {"after": sha}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert state(root)["specs"]["tb-smoke"]["commit"] == sha
+
+
+def test_a_scheduled_job_records_no_commit_with_the_runs_it_submits(tmp_path: Path, github: FakeGitHub) -> None:
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    sha = git(root, "rev-parse", "HEAD")
+    done = cli(root, "reconcile", env=actions_env(root, github, "schedule", sha, {"schedule": "x"}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert state(root)["specs"]["tb-smoke"]["commit"] is None

@@ -1,0 +1,99 @@
+"""The shards of the scheduled job, and the state files of shard jobs folded back into one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reconciler.core.identity import Marker
+from reconciler.core.shards import Shard, by_benchmark, by_spec_id, matrix_json
+from reconciler.engine.shard_state import merge_states
+from reconciler.engine.state import Intent, SpecRecord, State
+
+spec_ids = st.sets(st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True), max_size=60)
+
+
+def test_one_shard_per_benchmark_in_ref_order() -> None:
+    shards = by_benchmark(
+        [("tb-smoke", "terminal-bench-2-1"), ("hle-parity", "hle"), ("tb-compare", "terminal-bench-2-1")]
+    )
+    assert shards == [
+        Shard(name="hle", targets=("hle-parity",)),
+        Shard(name="terminal-bench-2-1", targets=("tb-compare", "tb-smoke")),
+    ]
+
+
+def test_a_benchmark_ref_becomes_a_name_fit_for_a_concurrency_group() -> None:
+    [shard] = by_benchmark([("a", "Org/Bench 2")])
+    assert shard.name == "Org-Bench-2"
+
+
+def test_refs_that_clean_up_to_the_same_name_stay_apart() -> None:
+    names = [s.name for s in by_benchmark([("a", "x/y"), ("b", "x y")])]
+    assert len(set(names)) == 2
+
+
+@given(spec_ids, st.integers(min_value=1, max_value=9))
+def test_every_spec_lands_in_exactly_one_nonempty_shard(ids: set[str], count: int) -> None:
+    shards = by_spec_id(ids, count)
+    placed = [t for s in shards for t in s.targets]
+    assert sorted(placed) == sorted(ids)
+    assert all(s.targets for s in shards) and len(shards) <= count
+
+
+@given(spec_ids, st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True), st.integers(min_value=1, max_value=9))
+def test_adding_a_spec_moves_no_other_spec(ids: set[str], new: str, count: int) -> None:
+    def where(shards: list[Shard]) -> dict[str, str]:
+        return {t: s.name for s in shards for t in s.targets}
+
+    before, after = where(by_spec_id(ids, count)), where(by_spec_id(ids | {new}, count))
+    assert {k: after[k] for k in before} == before
+
+
+def test_zero_shards_is_refused() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        by_spec_id(["a"], 0)
+
+
+def test_the_matrix_is_githubs_include_list_with_space_separated_targets() -> None:
+    text = matrix_json([Shard(name="tb", targets=("a", "b"))])
+    assert json.loads(text) == {"include": [{"shard": "tb", "targets": "a b"}]}
+    assert "\n" not in text
+
+
+def test_no_specs_give_an_empty_include_list() -> None:
+    assert json.loads(matrix_json(by_benchmark([]))) == {"include": []}
+
+
+def record(run: str, commit: str | None = None) -> SpecRecord:
+    return SpecRecord(run_id=run, run_name=f"name-{run}", fingerprint="f", commit=commit)
+
+
+def marker(spec: str) -> Marker:
+    return Marker(owner="acme/evals", spec_id=spec, fingerprint="f")
+
+
+def test_merged_state_takes_each_shards_new_records_and_keeps_the_rest() -> None:
+    base = State(specs={"a": record("1"), "b": record("2"), "c": record("3")}, rendered={"tb": "digest"})
+    one = base.model_copy(update={"specs": {**base.specs, "a": record("10", "m" * 40)}, "markers": {"10": marker("a")}})
+    two = base.model_copy(update={"specs": {**base.specs, "b": record("20")}, "markers": {"20": marker("b")}})
+    merged, changed = merge_states(base, [one, two])
+    assert merged.specs == {"a": record("10", "m" * 40), "b": record("20"), "c": record("3")}
+    assert set(merged.markers) == {"10", "20"}
+    assert merged.rendered == {"tb": "digest"}
+    assert changed == ["a", "b"]
+
+
+def test_an_intent_left_by_a_shard_survives_the_merge_once() -> None:
+    intent = Intent(spec_id="a", fingerprint="f")
+    shard = State(intents=[intent])
+    merged, _ = merge_states(State(), [shard, shard])
+    assert merged.intents == [intent]
+
+
+def test_merging_nothing_changes_nothing() -> None:
+    base = State(specs={"a": record("1")})
+    assert merge_states(base, []) == (base, [])
