@@ -96,13 +96,13 @@ def test_importing_a_run_reconciler_submitted_is_refused(repo: WorkspaceRepo) ->
     repo.cli("apply", "--auto-approve", check=True)
     (row,) = repo.json("runs")["runs"]
     done = repo.cli("import", row["name"])
-    assert done.returncode == 2 and "already belongs to this repository's spec tb-smoke" in done.stderr
+    assert done.returncode == 64 and "already belongs to this repository's spec tb-smoke" in done.stderr
     assert sorted(p.name for p in (repo.root / "specs/runs").iterdir()) == ["tb-smoke.toml"]
 
 
 def test_importing_an_unknown_run_is_a_clear_error_and_writes_nothing(repo: WorkspaceRepo) -> None:
     done = repo.cli("import", "no-such-run")
-    assert done.returncode == 2 and "no run named 'no-such-run'" in done.stderr
+    assert done.returncode == 64 and "no run named 'no-such-run'" in done.stderr
     assert list((repo.root / "specs/runs").iterdir()) == []
 
 

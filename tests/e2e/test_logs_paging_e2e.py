@@ -57,4 +57,4 @@ def test_following_a_finished_run_prints_its_last_entries_and_ends(repo: Workspa
 
 def test_a_limit_below_one_is_a_usage_error(repo: WorkspaceRepo) -> None:
     done = repo.cli("logs", "tb-twice", "--limit", "0")
-    assert done.returncode == 2 and "--limit" in done.stderr
+    assert done.returncode == 64 and "--limit" in done.stderr

@@ -85,7 +85,7 @@ def test_runs_of_a_spec_or_a_run_scores_every_agent(repo: WorkspaceRepo) -> None
 
 def test_runs_of_an_unknown_name_says_where_to_look(repo: WorkspaceRepo) -> None:
     done = repo.cli("runs", "no-such-run")
-    assert done.returncode == 2 and "no-such-run" in done.stderr and "reconciler runs" in done.stderr
+    assert done.returncode == 64 and "no-such-run" in done.stderr and "reconciler runs" in done.stderr
 
 
 def test_logs_pages_back_with_the_cursor_it_prints(repo: WorkspaceRepo) -> None:

@@ -51,5 +51,5 @@ def test_replace_of_an_active_run_stops_it_first(repo: WorkspaceRepo) -> None:
 
 def test_replace_of_an_unknown_spec_is_a_usage_error_and_changes_nothing(repo: WorkspaceRepo) -> None:
     done = repo.cli("apply", "--auto-approve", "--replace", "no-such-spec")
-    assert done.returncode == 2 and "unknown --replace no-such-spec" in done.stderr and "tb-smoke" in done.stderr
+    assert done.returncode == 64 and "unknown --replace no-such-spec" in done.stderr and "tb-smoke" in done.stderr
     assert repo.platform.runs(repo.workspace) == []

@@ -113,12 +113,12 @@ def test_secrets_set_refuses_bad_input_and_stores_nothing(
     repo: WorkspaceRepo, args: tuple[str, ...], stdin: str, expected: str
 ) -> None:
     done = repo.cli(*args, stdin=stdin)
-    assert done.returncode == 2 and expected in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 64 and expected in done.stderr and "Traceback" not in done.stderr
     assert "MISTRAL_API_KEY" not in stored(repo) and "mistral-key" not in stored(repo)
 
 
 def test_secrets_set_takes_no_value_argument(repo: WorkspaceRepo) -> None:
     done = repo.cli("secrets", "set", "MISTRAL_API_KEY", "mk-value-on-the-command-line", stdin="")
-    assert done.returncode == 2 and "never from an argument" in done.stderr
+    assert done.returncode == 64 and "never from an argument" in done.stderr
     assert "mk-value-on-the-command-line" not in done.stdout + done.stderr
     assert "MISTRAL_API_KEY" not in stored(repo)
