@@ -12,7 +12,7 @@ from ..core.identity import fingerprint
 from ..core.world import Desired, DesiredRun, Observed
 from ..errors import SpecError
 from ..osmosis.client import OsmosisClient
-from ..settings import LOCAL_PLATFORM, Project, resolve_platform
+from ..settings import Project, resolve_owner, resolve_platform
 from ..specs.loader import LoadResult, discover, load_specs
 from .observe import observe
 from .state import SpecRecord, State, load_state, save_state
@@ -94,14 +94,15 @@ async def open_session(
     desired, specs = load_desired(project)
     platform = resolve_platform(project, platform_flag)
     workspace = workspace_flag or os.environ.get("OSMOSIS_WORKSPACE") or project.settings.workspace
-    identity = None if workspace else git_identity(project.root)
-    owner = project.settings.owner or identity or workspace or LOCAL_PLATFORM
+    identity = git_identity(project.root)
+    owner = resolve_owner(project, origin=identity, workspace=workspace)
     client = connect(
         platform,
         root=project.root,
         token=os.environ.get("OSMOSIS_TOKEN"),
         workspace=workspace,
-        git_identity=identity,
+        # the platform takes one scope: a named workspace, else the repository identity
+        git_identity=None if workspace else identity,
     )
     state = load_state(project.root / project.settings.state_file)
     async with client:
