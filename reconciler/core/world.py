@@ -33,6 +33,13 @@ class _Value(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+class RunAgents(_Value):
+    """The agents a finished run's own submitted config ran, and whether it ran a task selection."""
+
+    selection: bool
+    agents: tuple[tuple[str | None, str], ...]  # (harness as submitted, model)
+
+
 class ObservedRun(_Value):
     id: str
     name: str
@@ -45,6 +52,7 @@ class ObservedRun(_Value):
     expected: int = 0
     best_pass_at_1: float | None = None
     platform_url: str | None = None
+    ran: RunAgents | None = None  # known for our finished runs
 
     @property
     def active(self) -> bool:
@@ -87,6 +95,7 @@ class Observed(_Value):
     secrets: frozenset[str] = frozenset()
     downloaded: dict[str, frozenset[str]] = Field(default_factory=dict)  # run id -> output types on disk
     rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> leaderboard digest rendered
+    moved: dict[str, str] = Field(default_factory=dict)  # run id -> spec id it was recorded as moved to
 
 
 class DesiredRun(_Value):

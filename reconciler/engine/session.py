@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.identity import fingerprint
@@ -14,7 +14,8 @@ from ..errors import SpecError
 from ..osmosis.client import OsmosisClient
 from ..settings import Project, resolve_owner, resolve_platform
 from ..specs.loader import LoadResult, discover, load_specs
-from .observe import observe
+from .machine_cache import NotOursCache
+from .observe import Ownership, observe
 from .state import SpecRecord, State, load_state, save_state
 
 
@@ -44,6 +45,11 @@ class Session:
     specs: LoadResult
     state: State
     adopted: tuple[str, ...] = ()
+    not_ours: NotOursCache | None = None  # None: remembered for this process only
+    ownership: Ownership = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ownership = Ownership(self.client, self.state, self.not_ours or NotOursCache.in_memory(), self.owner)
 
     @property
     def state_path(self) -> Path:
@@ -54,9 +60,7 @@ class Session:
         return self.project.root / self.project.settings.outputs_dir
 
     async def observe(self) -> Observed:
-        observed = await observe(
-            self.client, self.desired, self.state, owner=self.owner, outputs_root=self.outputs_root
-        )
+        observed = await observe(self.ownership, self.desired, outputs_root=self.outputs_root)
         self.adopted = settle_intents(self.state, observed)
         return observed
 
@@ -105,5 +109,6 @@ async def open_session(
         git_identity=None if workspace else identity,
     )
     state = load_state(project.root / project.settings.state_file)
+    not_ours = NotOursCache.open(platform=platform, scope=workspace or identity or "", owner=owner)
     async with client:
-        yield Session(project, platform, owner, client, desired, specs, state)
+        yield Session(project, platform, owner, client, desired, specs, state, not_ours=not_ours)
