@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -76,3 +77,105 @@ def test_two_repositories_sharing_a_workspace_never_touch_each_others_runs(
     assert len(by_owner["acme/one"]) == 1 and set(by_owner["acme/one"]) <= LIVE
     assert len(by_owner["acme/two"]) == 2 and "stopped" in by_owner["acme/two"]
     assert len(runs) == 3
+
+
+NO_ID_SMOKE = (REPO / "specs/runs/tb-smoke.toml").read_text().replace('id = "tb-smoke"\n', "")
+
+
+def runs_of(platform: ServedPlatform, workspace: str, spec_id: str) -> list[dict[str, object]]:
+    return [r for r in platform.runs(workspace) if str(r["spec"] or "").rpartition("@")[0] == spec_id]
+
+
+@pytest.fixture
+def solo(tmp_path: Path, platform: ServedPlatform) -> tuple[Path, str, dict[str, str]]:
+    """A repository with one spec file named with a space and an `@`, and no [reconcile] id."""
+    workspace = f"solo-{uuid.uuid4().hex[:8]}"
+    root = tmp_path / "solo"
+    (root / "specs/runs").mkdir(parents=True)
+    (root / "specs/runs/my smoke@1.toml").write_text(NO_ID_SMOKE)
+    (root / "reconciler.toml").write_text(f'workspace = "{workspace}"\n')
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root, workspace, env_for(platform, tmp_path / "cache")
+
+
+def test_a_spec_file_named_with_a_space_and_an_at_sign_is_recognised_after_the_state_file_is_lost(
+    platform: ServedPlatform, solo: tuple[Path, str, dict[str, str]]
+) -> None:
+    root, workspace, env = solo
+    cli(root, env, "apply", "--auto-approve")
+    (root / ".reconciler/state.json").unlink()
+    cli(root, env, "apply", "--auto-approve")
+    assert len(runs_of(platform, workspace, "runs/my smoke@1")) == 1
+    assert cli(root, env, "plan", "--detailed-exitcode").returncode == 0
+
+
+@pytest.mark.parametrize("entry", [None, "garbled", {"owner": "someone/else", "spec_id": "x", "fingerprint": "y"}])
+def test_a_cached_marker_edited_by_hand_never_makes_apply_submit_again(
+    platform: ServedPlatform, solo: tuple[Path, str, dict[str, str]], entry: object
+) -> None:
+    root, workspace, env = solo
+    cli(root, env, "apply", "--auto-approve")
+    state_path = root / ".reconciler/state.json"
+    state = json.loads(state_path.read_text())
+    state["markers"] = dict.fromkeys(state["markers"], entry)
+    state_path.write_text(json.dumps(state))
+    cli(root, env, "apply", "--auto-approve")
+    assert len(runs_of(platform, workspace, "runs/my smoke@1")) == 1
+    # the marker was asked of the platform again and is cached once more
+    assert all(
+        m is not None and m["spec_id"] == "runs/my smoke@1"
+        for m in json.loads(state_path.read_text())["markers"].values()
+    )
+
+
+def test_a_renamed_spec_file_with_the_same_config_moves_its_run_and_submits_nothing(
+    platform: ServedPlatform, solo: tuple[Path, str, dict[str, str]]
+) -> None:
+    root, workspace, env = solo
+    cli(root, env, "apply", "--auto-approve")
+    (root / "specs/runs/my smoke@1.toml").rename(root / "specs/runs/smoke.toml")
+    doc = json.loads(cli(root, env, "plan", "--format", "json").stdout)
+    assert [(a["kind"], a["spec_id"], a["moved_from"]) for a in doc["actions"]][0] == (
+        "moved",
+        "runs/smoke",
+        "runs/my smoke@1",
+    )
+    assert "moved" in cli(root, env, "apply", "--auto-approve").stdout
+    assert cli(root, env, "plan", "--detailed-exitcode").returncode == 0
+    (run,) = platform.runs(workspace)
+    assert run["status"] in LIVE
+
+
+def test_six_clones_applying_at_once_end_with_one_live_run_per_spec(platform: ServedPlatform, tmp_path: Path) -> None:
+    workspace = f"race-{uuid.uuid4().hex[:8]}"
+    env = env_for(platform, tmp_path / "cache")
+    source = make_repo(tmp_path / "source", workspace, "https://github.com/acme/race.git")
+    subprocess.run(["git", "-C", str(source), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "specs"],
+        check=True,
+    )
+    clones = []
+    for i in range(6):
+        clone = tmp_path / f"clone{i}"
+        subprocess.run(["git", "clone", "-q", str(source), str(clone)], check=True)
+        subprocess.run(
+            ["git", "-C", str(clone), "remote", "set-url", "origin", "git@github.com:acme/race.git"], check=True
+        )
+        clones.append(clone)
+    command = [sys.executable, "-m", "reconciler.cli", "apply", "--auto-approve"]
+    procs = [
+        subprocess.Popen(
+            command, cwd=c, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL
+        )
+        for c in clones
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, outputs
+    cli(clones[0], env, "apply", "--auto-approve")  # the next apply, as the real flow runs it
+
+    specs = {"tb-smoke", "tb-compare", "hle-parity"}
+    runs = platform.runs(workspace)
+    live = sorted(str(r["spec"]).rpartition("@")[0] for r in runs if r["status"] in LIVE)
+    assert live == sorted(specs)
+    assert cli(clones[3], env, "plan", "--detailed-exitcode").returncode == 0
