@@ -135,7 +135,8 @@ def test_a_renamed_spec_file_with_the_same_config_moves_its_run_and_submits_noth
     cli(root, env, "apply", "--auto-approve")
     (root / "specs/runs/my smoke@1.toml").rename(root / "specs/runs/smoke.toml")
     doc = json.loads(cli(root, env, "plan", "--format", "json").stdout)
-    assert [(a["kind"], a["spec_id"], a["moved_from"]) for a in doc["actions"]][0] == (
+    first = doc["actions"][0]
+    assert (first["kind"], first["spec_id"], first["moved_from"]) == (
         "moved",
         "runs/smoke",
         "runs/my smoke@1",
@@ -146,7 +147,17 @@ def test_a_renamed_spec_file_with_the_same_config_moves_its_run_and_submits_noth
     assert run["status"] in LIVE
 
 
-def test_six_clones_applying_at_once_end_with_one_live_run_per_spec(platform: ServedPlatform, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def slow_platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedPlatform]:
+    # every request waits: six applies started together then look up and submit at the same time
+    with serve_platform(tmp_path_factory.mktemp("slow"), speed=1.0, extra=("--latency-ms", "1500")) as served:
+        yield served
+
+
+def test_six_clones_applying_at_once_end_with_one_live_run_per_spec(
+    slow_platform: ServedPlatform, tmp_path: Path
+) -> None:
+    platform = slow_platform
     workspace = f"race-{uuid.uuid4().hex[:8]}"
     env = env_for(platform, tmp_path / "cache")
     source = make_repo(tmp_path / "source", workspace, "https://github.com/acme/race.git")

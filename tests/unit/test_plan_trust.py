@@ -138,7 +138,7 @@ def require_smoke_world() -> tuple[Desired, str]:
 
 
 def test_an_agent_added_to_a_finished_smoke_spec_is_not_smoke_tested() -> None:
-    desired, fp = require_smoke_world()
+    desired, _ = require_smoke_world()
     finished = smoke_run("r1", "finished", (GPT,), "0" * 16)
     p = plan(desired, observed(finished))
     by_spec = {a.spec_id: a for a in p.actions}
