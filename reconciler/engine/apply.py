@@ -252,6 +252,8 @@ class Applier:
         stopped = [r for r in await asyncio.gather(*(self._stop_copy(r, marker) for r in copies)) if r]
         names = {r: (live[r].name or r) if r in live else (submitted.run_name or r) for r in {*copies, keep}}
         if keep == mine:
+            if not stopped:
+                return submitted
             note = f"; stopped {', '.join(names[r] for r in stopped)}: duplicate of it, submitted concurrently"
             return submitted.model_copy(update={"message": submitted.message + note})
         kept = self._record(submitted.action, marker, keep, names[keep], benchmark_id, adopted=True)
