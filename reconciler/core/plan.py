@@ -13,7 +13,8 @@ Per run spec, with `current` = an owned run of exactly the spec's fingerprint:
     nothing owned                         submit
 
 Submits and replaces are paid: attempts = tasks × agents × attempts_per_task. They are
-blocked (never silently dropped) by: the benchmark unknown or not synced, platform rules
+blocked (never silently dropped) by: a run of the same config under the owner name earlier
+versions wrote for this repository, the benchmark unknown or not synced, platform rules
 that need the benchmark, missing secret records, the benchmark's `[policy]`, and the
 per-apply budget. Owned runs whose spec is gone are orphans, stopped only with `prune`, unless a desired spec
 with no run of its own has exactly their config: then the spec file was renamed, and the
@@ -409,6 +410,14 @@ class _Planner:
             "run_name": old.name if old else None,
             "previous_fingerprint": old.marker.fingerprint if old and old.marker else None,
         }
+        if (spec.id, fp) in self.observed.legacy:
+            legacy = self.observed.legacy_owner
+            return self._blocked(
+                base,
+                "legacy_owner",
+                f"a run of this exact config is marked with owner {legacy!r}, as earlier versions marked this"
+                f' repository\'s runs; set owner = "{legacy}" in reconciler.toml to manage it (or stop it)',
+            )
         bench = self.observed.benchmarks.get(ref)
         if bench is None:
             return self._blocked(

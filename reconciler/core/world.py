@@ -96,6 +96,9 @@ class Observed(_Value):
     downloaded: dict[str, frozenset[str]] = Field(default_factory=dict)  # run id -> output types on disk
     rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> leaderboard digest rendered
     moved: dict[str, str] = Field(default_factory=dict)  # run id -> spec id it was recorded as moved to
+    # (spec id, fingerprint) of runs marked with `legacy_owner`, the owner name earlier versions wrote
+    legacy_owner: str | None = None
+    legacy: frozenset[tuple[str, str]] = frozenset()
 
 
 class DesiredRun(_Value):

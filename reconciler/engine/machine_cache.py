@@ -36,18 +36,22 @@ def cache_dir() -> Path:
 class NotOursCache:
     """Run ids that carry no marker of `owner`, as read from the platform at some point."""
 
-    def __init__(self, path: Path | None, key: dict[str, str], runs: set[str]) -> None:
+    def __init__(
+        self, path: Path | None, key: dict[str, str], runs: set[str], legacy: dict[str, str] | None = None
+    ) -> None:
         self.path = path
         self.key = key
         self.runs = runs
-        self._saved = set(runs)
+        # run id -> "<spec id>@<fingerprint>" of a run marked with the owner name earlier versions used
+        self.legacy = legacy or {}
+        self._saved = (set(runs), dict(self.legacy))
 
     @classmethod
     def open(cls, *, platform: str, scope: str, owner: str) -> NotOursCache:
         key = {"platform": platform, "scope": scope, "owner": owner}
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
         path = cache_dir() / f"not-ours-{digest}.json"
-        return cls(path, key, _read(path, key))
+        return cls(path, key, *_read(path, key))
 
     @classmethod
     def in_memory(cls) -> NotOursCache:
@@ -55,9 +59,9 @@ class NotOursCache:
         return cls(None, {}, set())
 
     def save(self) -> None:
-        if self.path is None or self.runs == self._saved:
+        if self.path is None or (self.runs, self.legacy) == self._saved:
             return
-        doc = {"version": CACHE_VERSION, **self.key, "runs": sorted(self.runs)}
+        doc = {"version": CACHE_VERSION, **self.key, "runs": sorted(self.runs), "legacy": self.legacy}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
@@ -73,19 +77,22 @@ class NotOursCache:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
             return
-        self._saved = set(self.runs)
+        self._saved = (set(self.runs), dict(self.legacy))
 
 
-def _read(path: Path, key: dict[str, str]) -> set[str]:
+def _read(path: Path, key: dict[str, str]) -> tuple[set[str], dict[str, str]]:
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        return set()
+        return set(), {}
     if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION:
-        return set()
+        return set(), {}
     if any(doc.get(k) != v for k, v in key.items()):
-        return set()
-    runs = doc.get("runs")
+        return set(), {}
+    runs, legacy = doc.get("runs"), doc.get("legacy")
     if not isinstance(runs, list):
-        return set()
-    return {r for r in runs if isinstance(r, str)}
+        return set(), {}
+    kept = {r for r in runs if isinstance(r, str)}
+    if not isinstance(legacy, dict):
+        legacy = {}
+    return kept, {k: v for k, v in legacy.items() if k in kept and isinstance(v, str)}

@@ -128,11 +128,22 @@ class Ownership:
     `verified` holds the runs whose marker this process read from the platform itself.
     """
 
-    def __init__(self, client: OsmosisClient, state: State, not_ours: NotOursCache, owner: str) -> None:
+    def __init__(
+        self,
+        client: OsmosisClient,
+        state: State,
+        not_ours: NotOursCache,
+        owner: str,
+        *,
+        legacy_owner: str | None = None,
+    ) -> None:
         self.client = client
         self.state = state
         self.not_ours = not_ours
         self.owner = owner
+        # the owner name earlier versions wrote for this repository (its workspace): runs marked
+        # with it are not ours, but a submit of the same config would pay for it twice
+        self.legacy_owner = legacy_owner
         self.verified: set[str] = set()
         self._lookups: dict[str | None, asyncio.Lock] = {}
         # a marker of another owner in the committed file is not a fact about our runs: ask again
@@ -164,6 +175,8 @@ class Ownership:
             if marker is None or marker.owner != self.owner:
                 self.not_ours.runs.add(run_id)
                 self.state.markers.pop(run_id, None)
+                if marker is not None and marker.owner == self.legacy_owner:
+                    self.not_ours.legacy[run_id] = f"{marker.spec_id}@{marker.fingerprint}"
                 return
             self.not_ours.runs.discard(run_id)
             self.state.markers[run_id] = marker
@@ -256,4 +269,10 @@ async def observe(
         downloaded=downloaded,
         rendered=dict(state.rendered),
         moved=dict(state.moved),
+        legacy_owner=ownership.legacy_owner,
+        legacy=frozenset(
+            tuple(ownership.not_ours.legacy[r].rpartition("@")[::2])
+            for r in items
+            if ownership.legacy_owner and r in ownership.not_ours.legacy
+        ),
     )

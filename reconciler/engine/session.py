@@ -46,10 +46,12 @@ class Session:
     state: State
     adopted: tuple[str, ...] = ()
     not_ours: NotOursCache | None = None  # None: remembered for this process only
+    legacy_owner: str | None = None
     ownership: Ownership = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ownership = Ownership(self.client, self.state, self.not_ours or NotOursCache.in_memory(), self.owner)
+        cache = self.not_ours or NotOursCache.in_memory()
+        self.ownership = Ownership(self.client, self.state, cache, self.owner, legacy_owner=self.legacy_owner)
 
     @property
     def state_path(self) -> Path:
@@ -110,5 +112,7 @@ async def open_session(
     )
     state = load_state(project.root / project.settings.state_file)
     not_ours = NotOursCache.open(platform=platform, scope=workspace or identity or "", owner=owner)
+    # earlier versions let a named workspace win over the repository identity as the owner
+    legacy = workspace if workspace and not project.settings.owner and workspace != owner else None
     async with client:
-        yield Session(project, platform, owner, client, desired, specs, state, not_ours=not_ours)
+        yield Session(project, platform, owner, client, desired, specs, state, not_ours=not_ours, legacy_owner=legacy)

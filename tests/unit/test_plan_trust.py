@@ -159,3 +159,19 @@ def test_the_full_run_is_submitted_once_a_smoke_run_of_every_agent_finished() ->
     world = observed(smoke_run("r1", "finished", (GPT,), "0" * 16), smoke_run("r2", "finished", (GPT, CLAUDE), fp))
     by_spec = {a.spec_id: a for a in plan(desired, world, Policy()).actions}
     assert by_spec["runs/full"].kind is ActionKind.SUBMIT
+
+
+# --- runs marked by earlier versions ----------------------------------------------------------------
+
+
+def test_a_config_that_runs_under_the_owner_name_earlier_versions_wrote_is_not_submitted_again() -> None:
+    d = spec(FULL)
+    world = observed(legacy_owner="shared", legacy=frozenset({("runs/a", d.fingerprint)}))
+    (action,) = plan(Desired(runs=(d,)), world).actions
+    assert action.blocked_by == "legacy_owner" and 'owner = "shared"' in action.reason and not action.paid
+
+
+def test_a_changed_config_is_submitted_despite_an_old_run_under_the_earlier_owner_name() -> None:
+    d = spec(FULL)
+    world = observed(legacy_owner="shared", legacy=frozenset({("runs/a", "0" * 16)}))
+    assert kinds(plan(Desired(runs=(d,)), world)) == ["submit"]
