@@ -80,3 +80,30 @@ def resolve_platform(project: Project, flag: str | None) -> str:
             hint=f'set platform in {SETTINGS_FILE} ("local" or a URL), OSMOSIS_PLATFORM_URL, or pass --platform',
         )
     return LOCAL_PLATFORM
+
+
+def _truthy(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes"}
+
+
+def resolve_owner(project: Project, *, origin: str | None, workspace: str | None) -> str:
+    """Whose runs these are: the one rule, written into every run's ownership marker.
+
+    `owner` in reconciler.toml, else the repository's GitHub identity (`origin`, or under
+    GitHub Actions the repository the workflow runs for), else, outside CI, the workspace
+    name (a local repository with no GitHub origin). The workspace never wins over the
+    repository identity: two repositories sharing a workspace must not own each other's runs.
+    """
+    configured = (project.settings.owner or "").strip()
+    if configured:
+        return configured
+    if origin:
+        return origin
+    if _truthy("GITHUB_ACTIONS") and os.environ.get("GITHUB_REPOSITORY", "").strip():
+        return os.environ["GITHUB_REPOSITORY"].strip().lower()
+    if _truthy("CI"):
+        raise ConfigError(
+            "cannot tell whose runs these are: the repository has no GitHub origin",
+            hint=f'set owner = "<org>/<repo>" in {SETTINGS_FILE}, or run in a checkout whose origin is on github.com',
+        )
+    return (workspace or "").strip() or LOCAL_PLATFORM

@@ -8,6 +8,8 @@
       RECONCILER_OWNER=<owner>             the repository (owner/repo) or workspace that owns it
       RECONCILER_SPEC=<spec id>@<fingerprint>
 
+  The spec id may itself hold `@` (it can come from a file name), so the value is split at
+  its LAST `@`: the fingerprint is always 16 lowercase hex digits and never holds one.
   A run without both, or with another owner, is unmanaged and never touched.
 """
 
@@ -22,12 +24,13 @@ from pydantic import BaseModel, ConfigDict
 
 from ..specs.models import MARKER_ENV_PREFIX
 from ..specs.run_config import RunConfig
+from ..specs.spec_ids import spec_id_problem
 
 OWNER_ENV = "RECONCILER_OWNER"
 SPEC_ENV = "RECONCILER_SPEC"
 RESERVED_ENV_PREFIX = MARKER_ENV_PREFIX
 FINGERPRINT_LENGTH = 16
-_MARKER = re.compile(r"^(?P<spec>[^@\s]+)@(?P<fp>[0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"})$")
+_FINGERPRINT = re.compile(r"[0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"}")
 
 
 class Marker(BaseModel):
@@ -66,7 +69,7 @@ def read_marker(env: dict[str, Any] | None) -> Marker | None:
     spec = env.get(SPEC_ENV)
     if not isinstance(owner, str) or not isinstance(spec, str) or not owner:
         return None
-    match = _MARKER.match(spec)
-    if match is None:
+    spec_id, at, fp = spec.rpartition("@")
+    if not at or _FINGERPRINT.fullmatch(fp) is None or spec_id_problem(spec_id) is not None:
         return None
-    return Marker(owner=owner, spec_id=match.group("spec"), fingerprint=match.group("fp"))
+    return Marker(owner=owner, spec_id=spec_id, fingerprint=fp)

@@ -3,7 +3,9 @@
 Per run spec, with `current` = an owned run of exactly the spec's fingerprint:
 
     state = "stopped"                     stop every active owned run of the spec
-    current is active                     wait (and stop older active runs of the spec)
+    current is active                     wait (and stop older active runs of the spec; of several
+                                          live runs of the same config, keep the oldest and stop
+                                          the others: duplicates submitted concurrently)
     current is terminal                   download what the spec asks for, once; else noop
     an older config is active
         on_change = "replace"             replace (stop old, submit new); blocked when protected
@@ -11,10 +13,14 @@ Per run spec, with `current` = an owned run of exactly the spec's fingerprint:
     nothing owned                         submit
 
 Submits and replaces are paid: attempts = tasks × agents × attempts_per_task. They are
-blocked (never silently dropped) by: the benchmark unknown or not synced, platform rules
+blocked (never silently dropped) by: a run of the same config under the owner name earlier
+versions wrote for this repository, the benchmark unknown or not synced, platform rules
 that need the benchmark, missing secret records, the benchmark's `[policy]`, and the
-per-apply budget. Owned runs whose spec is gone are orphans, stopped only with `prune`.
-Runs that are not ours are never in the plan.
+per-apply budget. Owned runs whose spec is gone are orphans, stopped only with `prune`, unless a desired spec
+with no run of its own has exactly their config: then the spec file was renamed, and the
+runs move to the new id (`moved`, nothing submitted). Policies are looked up by the
+benchmark's platform id, however a spec names it (key, name or id). Runs that are not
+ours are never in the plan.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from ..specs import rules
 from ..specs.diagnostics import Severity, dotted
 from ..specs.models import BenchmarkSpec, LeaderboardTable, RunSpec
 from . import adopt
-from .cost import Cost, agent_models, estimate_cost, is_full_run
+from .cost import Cost, agent_key, agent_models, estimate_cost, is_full_run
 from .identity import canonical_json
 from .replace import replace_reason
 from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus
@@ -46,11 +52,21 @@ class ActionKind(StrEnum):
     WAIT = "wait"
     BLOCKED = "blocked"
     ORPHAN = "orphan"
+    MOVED = "moved"
     NOOP = "noop"
     IMPORT = "import"  # an existing run adopted by `[reconcile] adopt`: changes nothing on the platform
 
 
-CHANGING = frozenset({ActionKind.SUBMIT, ActionKind.REPLACE, ActionKind.STOP, ActionKind.DOWNLOAD, ActionKind.RENDER})
+CHANGING = frozenset(
+    {
+        ActionKind.SUBMIT,
+        ActionKind.REPLACE,
+        ActionKind.STOP,
+        ActionKind.DOWNLOAD,
+        ActionKind.RENDER,
+        ActionKind.MOVED,
+    }
+)
 
 
 class Action(BaseModel):
@@ -69,6 +85,8 @@ class Action(BaseModel):
     download_types: tuple[str, ...] = ()
     will_stop: bool = False  # an orphan that this apply stops (prune)
     warnings: tuple[str, ...] = ()  # rule warnings on the config a submit sends (they do not block it)
+    moved_from: str | None = None  # the spec id a renamed spec's runs carry (moved)
+    moved_runs: tuple[str, ...] = ()  # every run that moves to the new spec id
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -151,6 +169,19 @@ def _newest_first(runs: Iterable[ObservedRun]) -> list[ObservedRun]:
     return sorted(runs, key=lambda r: (r.created_at or "", r.id), reverse=True)
 
 
+def oldest(runs: Iterable[ObservedRun]) -> ObservedRun:
+    """The run every machine keeps when a config was submitted more than once: the same total
+    order (creation time, then id) everywhere, so concurrent appliers agree without talking."""
+    return min(runs, key=lambda r: (r.created_at or "", r.id))
+
+
+class _Move(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    old_id: str
+    runs: tuple[ObservedRun, ...]
+
+
 # --- the planner -------------------------------------------------------------------------------
 
 
@@ -160,31 +191,78 @@ class _Planner:
         self.desired = desired
         self.observed = observed
         self.policy = policy
+        self.fingerprints = {d.spec.id: d.fingerprint for d in desired.runs}
+        owned = [r for r in observed.runs if r.marker is not None and r.marker.owner == observed.owner]
+        self.unmanaged = len(observed.runs) - len(owned)
         self.owned: dict[str, list[ObservedRun]] = {}
-        self.unmanaged = 0
-        for run in observed.runs:
-            if run.marker is not None and run.marker.owner == observed.owner:
-                self.owned.setdefault(run.marker.spec_id, []).append(run)
+        for run in owned:
+            self.owned.setdefault(self._home(run), []).append(run)
+        self.moves = self._renamed_specs()
+        for new_id, move in self.moves.items():
+            left = [r for r in self.owned[move.old_id] if r not in move.runs]
+            if left:
+                self.owned[move.old_id] = left
             else:
-                self.unmanaged += 1
+                del self.owned[move.old_id]
+            self.owned[new_id] = list(move.runs)
         for spec_id in self.owned:
             self.owned[spec_id] = _newest_first(self.owned[spec_id])
-        self.benchmark_policy: dict[str, BenchmarkSpec] = {b.benchmark.ref: b for b in desired.benchmarks}
+        self.policies: dict[str, list[BenchmarkSpec]] = {}
+        for b in desired.benchmarks:
+            state = observed.benchmarks.get(b.benchmark.ref)
+            if state is not None:
+                self.policies.setdefault(state.id, []).append(b)
         self.budget_left = policy.max_attempts_per_apply
         self.smoked = self._smoked_agents()
 
+    def _home(self, run: ObservedRun) -> str:
+        """The spec id a run belongs to: its marker's, or the one a recorded move gave it. A
+        recorded move counts only while it still holds (old spec gone, new spec of the same
+        config), so a hand-edited entry can never hide a run from the spec that made it."""
+        assert run.marker is not None
+        target = self.observed.moved.get(run.id)
+        if (
+            target is not None
+            and run.marker.spec_id not in self.fingerprints
+            and self.fingerprints.get(target) == run.marker.fingerprint
+        ):
+            return target
+        return run.marker.spec_id
+
+    def _renamed_specs(self) -> dict[str, _Move]:
+        """New spec id -> the runs it inherits: a desired spec with no run of its own whose exact
+        config ran under exactly one spec id that is no longer desired (and no other spec
+        competes for it). Anything ambiguous is left alone: the spec is submitted as new."""
+        gone: dict[str, set[str]] = {}
+        for spec_id, runs in self.owned.items():
+            if spec_id not in self.fingerprints:
+                for run in runs:
+                    assert run.marker is not None
+                    gone.setdefault(run.marker.fingerprint, set()).add(spec_id)
+        homeless: dict[str, list[str]] = {}
+        for spec_id, fp in self.fingerprints.items():
+            if spec_id not in self.owned:
+                homeless.setdefault(fp, []).append(spec_id)
+        moves: dict[str, _Move] = {}
+        for fp, new_ids in homeless.items():
+            old_ids = gone.get(fp, set())
+            if len(new_ids) == 1 and len(old_ids) == 1:
+                (old_id,) = old_ids
+                carried = tuple(r for r in self.owned[old_id] if r.marker is not None and r.marker.fingerprint == fp)
+                moves[new_ids[0]] = _Move(old_id=old_id, runs=carried)
+        return moves
+
     def _smoked_agents(self) -> set[tuple[str, str]]:
-        """(benchmark ref, agent key) pairs that have a finished owned run on a task selection."""
+        """(benchmark id, agent key) pairs that a FINISHED owned run on a task selection ran,
+        as its own submitted config says (the spec may have changed since)."""
+        default_harness = {b.id: b.default_harness for b in self.observed.benchmarks.values()}
         out: set[tuple[str, str]] = set()
-        for d in self.desired.runs:
-            config = d.spec.config
-            if is_full_run(config):
-                continue
-            runs = self.owned.get(d.spec.id, [])
-            if any(r.status == RunStatus.FINISHED for r in runs):
-                bench = self.observed.benchmarks.get(config.experiment.benchmark)
-                default = bench.default_harness if bench else None
-                out.update((config.experiment.benchmark, k) for k in agent_models(config, default))
+        for runs in self.owned.values():
+            for r in runs:
+                if r.status != RunStatus.FINISHED or r.ran is None or not r.ran.selection or not r.benchmark_id:
+                    continue
+                harness = default_harness.get(r.benchmark_id)
+                out.update((r.benchmark_id, agent_key(h or harness, m)) for h, m in r.ran.agents)
         return out
 
     def plan(self) -> Plan:
@@ -206,6 +284,24 @@ class _Planner:
         )
 
     def _run_spec(self, d: DesiredRun) -> list[Action]:
+        move = self.moves.get(d.spec.id)
+        if move is None:
+            return self._converge(d)
+        latest = _newest_first(move.runs)[0]
+        moved = Action(
+            kind=ActionKind.MOVED,
+            spec_id=d.spec.id,
+            benchmark=d.spec.config.experiment.benchmark,
+            reason=f"renamed from {move.old_id}; same config, so {latest.name} carries over (nothing is submitted)",
+            run_id=latest.id,
+            run_name=latest.name,
+            fingerprint=d.fingerprint,
+            moved_from=move.old_id,
+            moved_runs=tuple(r.id for r in _newest_first(move.runs)),
+        )
+        return [moved, *self._converge(d)]
+
+    def _converge(self, d: DesiredRun) -> list[Action]:
         spec, fp = d.spec, d.fingerprint
         ref = spec.config.experiment.benchmark
         runs = self.owned.get(spec.id, [])
@@ -220,8 +316,23 @@ class _Planner:
             return [self._stop(spec, r, 'the spec asks for state = "stopped"') for r in active]
 
         if current:
-            latest = current[0]
-            out = [self._stop(spec, r, "an older config of this spec is still active") for r in older_active]
+            live = [r for r in current if r.active]
+            latest = oldest(live) if live else current[0]
+            # no idempotency key on the platform: machines applying at once can each submit the
+            # same config. Stopping the copies loses nothing (the kept run is the same config),
+            # so protect does not hold them.
+            out = [
+                Action(
+                    kind=ActionKind.STOP,
+                    reason=f"duplicate of {latest.name}, submitted concurrently",
+                    run_id=r.id,
+                    run_name=r.name,
+                    **base,
+                )
+                for r in live
+                if r is not latest
+            ]
+            out += [self._stop(spec, r, "an older config of this spec is still active") for r in older_active]
             if spec.id in self.policy.replace:
                 return [*out, self._replace_requested(d, latest)]
             if latest.active:
@@ -343,6 +454,14 @@ class _Planner:
             "run_name": old.name if old else None,
             "previous_fingerprint": old.marker.fingerprint if old and old.marker else None,
         }
+        if (spec.id, fp) in self.observed.legacy:
+            legacy = self.observed.legacy_owner
+            return self._blocked(
+                base,
+                "legacy_owner",
+                f"a run of this exact config is marked with owner {legacy!r}, as earlier versions marked this"
+                f' repository\'s runs; set owner = "{legacy}" in reconciler.toml to manage it (or stop it)',
+            )
         bench = self.observed.benchmarks.get(ref)
         if bench is None:
             return self._blocked(
@@ -372,17 +491,19 @@ class _Planner:
             return self._blocked(
                 base, "secrets_missing", f"secret records missing: {', '.join(missing)}; create them with {hint}", cost
             )
-        policy = self.benchmark_policy.get(ref)
-        if policy and policy.policy.max_attempts_per_run and cost.attempts > policy.policy.max_attempts_per_run:
+        policies = self.policies.get(bench.id, [])
+        limits = [p for p in policies if p.policy.max_attempts_per_run]
+        limit = min(limits, key=lambda p: p.policy.max_attempts_per_run or 0) if limits else None
+        if limit and limit.policy.max_attempts_per_run and cost.attempts > limit.policy.max_attempts_per_run:
             return self._blocked(
                 base,
                 "over_run_limit",
-                f"{cost.attempts} attempts exceed max_attempts_per_run = {policy.policy.max_attempts_per_run}"
-                f" in {policy.path}; select fewer tasks or raise the limit",
+                f"{cost.attempts} attempts exceed max_attempts_per_run = {limit.policy.max_attempts_per_run}"
+                f" in {limit.path}; select fewer tasks or raise the limit",
                 cost,
             )
-        if policy and policy.policy.require_smoke and is_full_run(spec.config):
-            unsmoked = [k for k in agent_models(spec.config, bench.default_harness) if (ref, k) not in self.smoked]
+        if any(p.policy.require_smoke for p in policies) and is_full_run(spec.config):
+            unsmoked = [k for k in agent_models(spec.config, bench.default_harness) if (bench.id, k) not in self.smoked]
             if unsmoked:
                 names = ", ".join(
                     k.split("|", 1)[1] + (f" ({k.split('|', 1)[0]})" if k.split("|", 1)[0] else "") for k in unsmoked

@@ -33,6 +33,13 @@ class _Value(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+class RunAgents(_Value):
+    """The agents a finished run's own submitted config ran, and whether it ran a task selection."""
+
+    selection: bool
+    agents: tuple[tuple[str | None, str], ...]  # (harness as submitted, model)
+
+
 class ObservedRun(_Value):
     id: str
     name: str
@@ -45,6 +52,7 @@ class ObservedRun(_Value):
     expected: int = 0
     best_pass_at_1: float | None = None
     platform_url: str | None = None
+    ran: RunAgents | None = None  # known for our finished runs
 
     @property
     def active(self) -> bool:
@@ -102,6 +110,10 @@ class Observed(_Value):
     rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> render digest (core.plan)
     templates_digest: str = ""  # the leaderboard templates as they would load now: a render input
     adoptions: dict[str, Adoption] = Field(default_factory=dict)  # spec id -> the run its `adopt` names
+    moved: dict[str, str] = Field(default_factory=dict)  # run id -> spec id it was recorded as moved to
+    # (spec id, fingerprint) of runs marked with `legacy_owner`, the owner name earlier versions wrote
+    legacy_owner: str | None = None
+    legacy: frozenset[tuple[str, str]] = frozenset()
 
 
 class DesiredRun(_Value):

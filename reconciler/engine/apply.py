@@ -1,8 +1,12 @@
 """Carry out a plan: independent actions in parallel within a bound, each reported on its own.
 
 The one promise that matters most lives here: a spec's config is never submitted twice.
-- Right before a submit, the newest runs on the benchmark are read again and any run that
-  already carries this spec's marker is adopted instead.
+- Right before a submit, the runs on the benchmark are read again (every run not positively
+  known as ours is asked of the platform) and any run that already carries this spec's
+  marker is adopted instead.
+- Right after a submit, the live runs carrying the same marker are looked up: another
+  machine may have submitted the same config at the same moment. The oldest is kept and
+  the others are stopped at once, so concurrent applies end with one live run.
 - The intent is written to the state file before the submit, and the run after it; if the
   process dies in between, the next plan finds the run by its marker and adopts it.
 - A submit whose outcome is unknown (timeout, dropped connection, 5xx) is never retried
@@ -22,14 +26,13 @@ from ..core.identity import Marker, marked_payload
 from ..core.plan import Action, ActionKind, Plan
 from ..core.world import ACTIVE, Observed
 from ..osmosis.errors import Conflict, PlatformError, SubmitOutcomeUnknown
-from .observe import fetch_markers, marker_of
+from .observe import marker_of
 from .session import Session
 from .state import Intent, SpecRecord
 
 # Test switch shipped with the product: die right after the platform accepted a submit,
 # before the state file records it, to prove the next run adopts instead of resubmitting.
 CRASH_AFTER_SUBMIT_ENV = "RECONCILER_TEST_CRASH_AFTER_SUBMIT"
-LOOKUP_PAGE_LIMIT = 50
 
 
 class ActionResult(BaseModel):
@@ -71,7 +74,8 @@ class Applier:
         self.client = session.client
         self.state = session.state
         self.observed = observed
-        self.known_runs = {r.id for r in observed.runs}
+        # runs a renamed spec inherited (recorded earlier, or moved by this plan)
+        self.aliases = dict(observed.moved)
         self.desired = {d.spec.id: d for d in session.desired.runs}
         self.gate = asyncio.Semaphore(parallelism)
         self.downloader = downloader
@@ -85,9 +89,13 @@ class Applier:
         }
 
     async def run(self, plan: Plan) -> ApplyReport:
+        for action in plan.actions:
+            if action.kind is ActionKind.MOVED and action.spec_id is not None:
+                self.aliases.update(dict.fromkeys(action.moved_runs, action.spec_id))
         todo = [a for a in plan.actions if a.changes]
         results = await asyncio.gather(*(self._guarded(a) for a in todo))
         self.session.save_state()
+        self.session.ownership.not_ours.save()
         return ApplyReport(results=tuple(results))
 
     async def _guarded(self, action: Action) -> ActionResult:
@@ -108,6 +116,8 @@ class Applier:
             return submitted.model_copy(update={"message": f"stopped {action.run_name}; {submitted.message}"})
         if action.kind in (ActionKind.STOP, ActionKind.ORPHAN):
             return await self._stop(action)
+        if action.kind is ActionKind.MOVED:
+            return self._moved(action)
         if action.kind is ActionKind.DOWNLOAD:
             if self.downloader is None:
                 return ActionResult(action=action, ok=True, message="skipped: downloads run in `reconciler download`")
@@ -128,7 +138,11 @@ class Applier:
         # Ownership is read from the platform again right before acting, never assumed; a run adopted
         # by a spec's `adopt` (core/adopt.py) has no marker of its own and is ours by its config.
         marker = marker_of(detail) or self._adopted.get(action.run_id)
-        if marker is None or marker.owner != self.session.owner or marker.spec_id != action.spec_id:
+        if (
+            marker is None
+            or marker.owner != self.session.owner
+            or action.spec_id not in (marker.spec_id, self.aliases.get(action.run_id))
+        ):
             return ActionResult(
                 action=action, ok=False, message=f"{action.run_name} is not owned by this repository; not stopped"
             )
@@ -159,6 +173,14 @@ class Applier:
         existing = await self._find_marked_run(benchmark_id, marker)
         if existing is not None:
             return self._record(action, marker, existing[0], existing[1], benchmark_id, adopted=True)
+        submitted = await self._submit_new(action, marker, benchmark_id)
+        if not submitted.ok or submitted.adopted or submitted.run_id is None:
+            return submitted
+        return await self._settle_duplicates(submitted, marker, benchmark_id)
+
+    async def _submit_new(self, action: Action, marker: Marker, benchmark_id: str | None) -> ActionResult:
+        assert action.spec_id is not None and action.fingerprint is not None
+        desired = self.desired[action.spec_id]
 
         intent = Intent(spec_id=action.spec_id, fingerprint=action.fingerprint, benchmark_id=benchmark_id)
         # an older intent for this config found no run in the fresh look-up above: it is replaced, not repeated
@@ -207,24 +229,78 @@ class Applier:
             i for i in self.state.intents if (i.spec_id, i.fingerprint) != (marker.spec_id, marker.fingerprint)
         ]
         self.session.save_state()
-        self.known_runs.add(run_id)
         verb = "adopted" if adopted else "submitted"
         return ActionResult(
             action=action, ok=True, message=f"{verb} {run_name}", run_id=run_id, run_name=run_name, adopted=adopted
         )
 
     async def _find_marked_run(self, benchmark_id: str | None, marker: Marker) -> tuple[str, str] | None:
-        """A run carrying exactly this marker, among runs newer than what the plan observed."""
-        offset: int | None = 0
-        while offset is not None:
-            page = await self.client.list_runs_page(offset=offset, limit=LOOKUP_PAGE_LIMIT, benchmark_id=benchmark_id)
-            fresh = [item for item in page.items if item.id not in self.known_runs]
-            await fetch_markers(self.client, [item.id for item in fresh], self.state)
-            for item in fresh:
-                if self.state.markers.get(item.id) == marker:
-                    return item.id, item.name or item.id
-            # newest first: once a page holds only runs we had already seen, nothing newer is left
-            if not fresh or not page.items:
-                return None
-            offset = page.next_offset
-        return None
+        """The newest run carrying exactly this marker, asked of the platform."""
+        found = await self.session.ownership.marked_runs(benchmark_id, marker)
+        return (found[0].id, found[0].name or found[0].id) if found else None
+
+    async def _settle_duplicates(
+        self, submitted: ActionResult, marker: Marker, benchmark_id: str | None
+    ) -> ActionResult:
+        """Keep the oldest live run of this exact config and stop the others at once: with no
+        idempotency key on the platform, another machine may have submitted it concurrently."""
+        assert submitted.run_id is not None
+        mine = submitted.run_id
+        live = {i.id: i for i in await self.session.ownership.marked_runs(benchmark_id, marker) if i.is_active}
+
+        def order(run_id: str) -> tuple[str, str]:
+            item = live.get(run_id)
+            # a run the listing does not show yet is the newest there is
+            return ((item.created_at or "") if item else "\uffff", run_id)
+
+        keep = min({*live, mine}, key=order)
+        copies = sorted(r for r in {*live, mine} if r != keep)
+        if not copies:
+            return submitted
+        stopped = [r for r in await asyncio.gather(*(self._stop_copy(r, marker) for r in copies)) if r]
+        names = {r: (live[r].name or r) if r in live else (submitted.run_name or r) for r in {*copies, keep}}
+        if keep == mine:
+            if not stopped:
+                return submitted
+            note = f"; stopped {', '.join(names[r] for r in stopped)}: duplicate of it, submitted concurrently"
+            return submitted.model_copy(update={"message": submitted.message + note})
+        kept = self._record(submitted.action, marker, keep, names[keep], benchmark_id, adopted=True)
+        fate = "then stopped it" if mine in stopped else "which had already ended"
+        return kept.model_copy(
+            update={
+                "message": f"submitted {names[mine]}, {fate}: duplicate of {names[keep]},"
+                " submitted concurrently; kept that one"
+            }
+        )
+
+    async def _stop_copy(self, run_id: str, marker: Marker) -> str | None:
+        """Stop a duplicate after reading its marker from the platform again; returns its id when stopped."""
+        detail = await self.client.get_run(run_id)
+        if marker_of(detail) != marker or detail.benchmark_run.status not in ACTIVE:
+            return None
+        try:
+            await self.client.stop_run(run_id)
+        except Conflict:
+            return None
+        return run_id
+
+    def _moved(self, action: Action) -> ActionResult:
+        """A renamed spec keeps its runs: record which spec id they belong to now."""
+        assert action.spec_id is not None and action.run_id is not None
+        for run_id in action.moved_runs:
+            self.state.moved[run_id] = action.spec_id
+        old = self.state.specs.pop(action.moved_from or "", None)
+        self.state.specs[action.spec_id] = SpecRecord(
+            run_id=action.run_id,
+            run_name=action.run_name or action.run_id,
+            fingerprint=action.fingerprint or "",
+            benchmark_id=old.benchmark_id if old else None,
+        )
+        self.session.save_state()
+        return ActionResult(
+            action=action,
+            ok=True,
+            message=f"recorded the rename {action.moved_from} -> {action.spec_id}; {action.run_name} kept",
+            run_id=action.run_id,
+            run_name=action.run_name,
+        )

@@ -1,8 +1,10 @@
 """Observed state: what the platform has for the benchmarks the specs use, read in pages.
 
 Cost: one benchmark-detail request per benchmark, one run listing page per 50 runs, one
-secrets listing, and one run-detail request per run never seen before (its marker is then
-cached in the state file for good, since a run's environment never changes).
+secrets listing, and one run-detail request per run this machine has never seen (a marker
+of ours is then cached in the state file for good, since a run's environment never changes;
+a run that is not ours, in the per-machine cache), plus one for each of our runs that
+finished since the last plan (the agents it ran, for require_smoke).
 """
 
 from __future__ import annotations
@@ -15,15 +17,17 @@ from typing import Any
 
 from ..core.cost import agent_key
 from ..core.identity import Marker, canonical_json, read_marker
-from ..core.world import BenchmarkState, Desired, Observed, ObservedRun
+from ..core.world import BenchmarkState, Desired, Observed, ObservedRun, RunAgents, RunStatus
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
 from ..osmosis.models import BenchmarkDetail, RunDetail, RunItem
 from ..outputs.layout import run_dir_name, types_on_disk
 from ..specs.rules import BenchmarkFacts, TaskInfo
+from .machine_cache import NotOursCache
 from .state import State
 
 DETAIL_CONCURRENCY = 16
+LOOKUP_PAGE_LIMIT = 50
 
 
 def benchmark_state(ref: str, detail: BenchmarkDetail) -> BenchmarkState:
@@ -86,7 +90,7 @@ def marker_of(detail: RunDetail) -> Marker | None:
     return marker
 
 
-def observed_run(item: RunItem, marker: Marker | None) -> ObservedRun:
+def observed_run(item: RunItem, marker: Marker | None, ran: RunAgents | None = None) -> ObservedRun:
     return ObservedRun(
         id=item.id,
         name=item.name or item.id,
@@ -99,34 +103,127 @@ def observed_run(item: RunItem, marker: Marker | None) -> ObservedRun:
         expected=item.expected_results or 0,
         best_pass_at_1=item.best_pass_at_1,
         platform_url=item.platform_url,
+        ran=ran,
     )
 
 
-async def fetch_markers(client: OsmosisClient, run_ids: Iterable[str], state: State) -> None:
-    """Read the marker of every run not yet in the cache, concurrently within a bound."""
-    missing = [r for r in run_ids if r not in state.markers]
-    gate = asyncio.Semaphore(DETAIL_CONCURRENCY)
+def agents_of(detail: RunDetail) -> RunAgents | None:
+    """The agents a run's own submitted config names, and whether it selected tasks (a smoke run)."""
+    config: Any = detail.configuration.config
+    if not isinstance(config, dict) or not isinstance(config.get("agents"), list):
+        return None
+    agents: list[tuple[str | None, str]] = []
+    for agent in config["agents"]:
+        model = agent.get("model") if isinstance(agent, dict) else None
+        if not isinstance(model, dict):
+            return None
+        if model.get("type") == "hosted":
+            name = f"{model.get('base_model')}:{model.get('lora_model_name')}"
+        else:
+            name = str(model.get("model", ""))
+        harness = agent.get("harness")
+        agents.append((harness if isinstance(harness, str) else None, name))
+    tasks = config.get("tasks_config")
+    selection = isinstance(tasks, dict) and any(tasks.get(k) for k in ("task_set", "task_names", "categories"))
+    return RunAgents(selection=selection, agents=tuple(agents))
 
-    async def one(run_id: str) -> None:
-        async with gate:
-            try:
-                detail = await client.get_run(run_id)
-            except NotFound:
+
+class Ownership:
+    """Whose runs are whose, as this process knows it.
+
+    Positive markers (our runs) come from the committed state file and are trusted; runs
+    known not to be ours come from the per-machine cache and are trusted only for planning.
+    `verified` holds the runs whose marker this process read from the platform itself.
+    """
+
+    def __init__(
+        self,
+        client: OsmosisClient,
+        state: State,
+        not_ours: NotOursCache,
+        owner: str,
+        *,
+        legacy_owner: str | None = None,
+    ) -> None:
+        self.client = client
+        self.state = state
+        self.not_ours = not_ours
+        self.owner = owner
+        # the owner name earlier versions wrote for this repository (its workspace): runs marked
+        # with it are not ours, but a submit of the same config would pay for it twice
+        self.legacy_owner = legacy_owner
+        self.verified: set[str] = set()
+        self._lookups: dict[str | None, asyncio.Lock] = {}
+        # a marker of another owner in the committed file is not a fact about our runs: ask again
+        for run_id, marker in list(state.markers.items()):
+            if marker.owner != owner:
+                del state.markers[run_id]
+
+    def ours(self, run_id: str) -> Marker | None:
+        return self.state.markers.get(run_id)
+
+    def needs_reading(self, run_id: str, *, trust_negative: bool) -> bool:
+        if run_id in self.state.markers or run_id in self.verified:
+            return False
+        return not (trust_negative and run_id in self.not_ours.runs)
+
+    async def read(self, run_ids: Iterable[str]) -> None:
+        """Read each run's detail from the platform, concurrently within a bound: its marker,
+        and for our finished runs the agents they ran."""
+        gate = asyncio.Semaphore(DETAIL_CONCURRENCY)
+
+        async def one(run_id: str) -> None:
+            async with gate:
+                try:
+                    detail = await self.client.get_run(run_id)
+                except NotFound:
+                    return
+            self.verified.add(run_id)
+            marker = marker_of(detail)
+            if marker is None or marker.owner != self.owner:
+                self.not_ours.runs.add(run_id)
+                self.state.markers.pop(run_id, None)
+                if marker is not None and marker.owner == self.legacy_owner:
+                    self.not_ours.legacy[run_id] = f"{marker.spec_id}@{marker.fingerprint}"
                 return
-            state.markers[run_id] = marker_of(detail)
+            self.not_ours.runs.discard(run_id)
+            self.state.markers[run_id] = marker
+            if detail.benchmark_run.status == RunStatus.FINISHED and run_id not in self.state.run_agents:
+                ran = agents_of(detail)
+                if ran is not None:
+                    self.state.run_agents[run_id] = ran
 
-    await asyncio.gather(*(one(r) for r in missing))
+        await asyncio.gather(*(one(r) for r in dict.fromkeys(run_ids)))
+
+    async def marked_runs(self, benchmark_id: str | None, marker: Marker) -> list[RunItem]:
+        """Every run on the benchmark carrying exactly `marker`, newest first, asked of the platform:
+        any run not positively known as ours is read again, whatever the per-machine cache says."""
+        # one look-up per benchmark at a time: the next one finds the runs already read
+        async with self._lookups.setdefault(benchmark_id, asyncio.Lock()):
+            return await self._marked_runs(benchmark_id, marker)
+
+    async def _marked_runs(self, benchmark_id: str | None, marker: Marker) -> list[RunItem]:
+        items: dict[str, RunItem] = {}
+        offset: int | None = 0
+        while offset is not None:
+            page = await self.client.list_runs_page(offset=offset, limit=LOOKUP_PAGE_LIMIT, benchmark_id=benchmark_id)
+            for item in page.items:
+                items.setdefault(item.id, item)
+            if not page.items:
+                break
+            offset = page.next_offset
+        await self.read(r for r in items if self.needs_reading(r, trust_negative=False))
+        return [item for item in items.values() if self.ours(item.id) == marker]
 
 
 async def observe(
-    client: OsmosisClient,
+    ownership: Ownership,
     desired: Desired,
-    state: State,
     *,
-    owner: str,
     outputs_root: Path,
 ) -> Observed:
     """Read the platform for every benchmark the specs (or the state file's owned runs) touch."""
+    client, state, owner = ownership.client, ownership.state, ownership.owner
     refs = sorted(
         {d.spec.config.experiment.benchmark for d in desired.runs} | {b.benchmark.ref for b in desired.benchmarks}
     )
@@ -154,8 +251,17 @@ async def observe(
     for listing in listings:
         for item in listing:
             items.setdefault(item.id, item)
-    await fetch_markers(client, items, state)
-    runs = tuple(observed_run(item, state.markers.get(item.id)) for item in items.values())
+    unknown = [r for r in items if ownership.needs_reading(r, trust_negative=True)]
+    agents_missing = [
+        r
+        for r, item in items.items()
+        if r in state.markers and item.status == RunStatus.FINISHED and r not in state.run_agents
+    ]
+    await ownership.read([*unknown, *agents_missing])
+    ownership.not_ours.save()
+    runs = tuple(
+        observed_run(item, state.markers.get(item.id), state.run_agents.get(item.id)) for item in items.values()
+    )
 
     downloaded: dict[str, frozenset[str]] = {}
     for run in runs:
@@ -170,4 +276,11 @@ async def observe(
         secrets=frozenset(s.name for s in secrets),
         downloaded=downloaded,
         rendered=dict(state.rendered),
+        moved=dict(state.moved),
+        legacy_owner=ownership.legacy_owner,
+        legacy=frozenset(
+            tuple(ownership.not_ours.legacy[r].rpartition("@")[::2])
+            for r in items
+            if ownership.legacy_owner and r in ownership.not_ours.legacy
+        ),
     )

@@ -5,10 +5,12 @@ Arguments name a spec id (its newest run owned by this repository) or a run name
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.identity import Marker
 from ..errors import UsageError
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
@@ -16,8 +18,7 @@ from ..osmosis.models import PassAtK, RunDetail
 from ..settings import Project
 from ..specs.loader import discover, load_specs
 from ..specs.models import RunSpec
-from .observe import fetch_markers, marker_of
-from .state import load_state
+from .observe import DETAIL_CONCURRENCY, marker_of
 
 
 class _View(BaseModel):
@@ -201,15 +202,30 @@ def run_report(detail: RunDetail, owner: str, adopted_by_spec: str | None = None
     )
 
 
+async def read_markers(client: OsmosisClient, run_ids: list[str]) -> dict[str, Marker | None]:
+    """Each run's ownership marker, whoever owns it, read from its detail within a bound."""
+    gate = asyncio.Semaphore(DETAIL_CONCURRENCY)
+    out: dict[str, Marker | None] = {}
+
+    async def one(run_id: str) -> None:
+        async with gate:
+            try:
+                out[run_id] = marker_of(await client.get_run(run_id))
+            except NotFound:
+                out[run_id] = None
+
+    await asyncio.gather(*(one(r) for r in run_ids))
+    return out
+
+
 async def list_workspace_runs(client: OsmosisClient, project: Project, owner: str) -> list[RunSummary]:
-    """Every run of the workspace, newest first, each with who owns it (markers cached in the state file)."""
-    state = load_state(project.root / project.settings.state_file)
+    """Every run of the workspace, newest first, each with who owns it (read from each run's marker)."""
     items = await client.list_runs()
-    await fetch_markers(client, [i.id for i in items], state)
+    markers = await read_markers(client, [i.id for i in items])
     adopted = await adopted_by(client, project, [(i.id, i.name or i.id) for i in items])
     rows = []
     for item in items:
-        marker = state.markers.get(item.id)
+        marker = markers.get(item.id)
         label = f"spec {adopted[item.id]}" if item.id in adopted else None
         rows.append(
             RunSummary(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.identity import fingerprint
@@ -13,10 +13,11 @@ from ..core.world import Desired, DesiredRun, Observed
 from ..errors import SpecError
 from ..osmosis.client import OsmosisClient
 from ..safe_paths import writable_path
-from ..settings import LOCAL_PLATFORM, Project, resolve_platform
+from ..settings import Project, resolve_owner, resolve_platform
 from ..specs.loader import LoadResult, discover, load_specs
 from .adoption import with_adoptions
-from .observe import observe
+from .machine_cache import NotOursCache
+from .observe import Ownership, observe
 from .render_inputs import templates_digest
 from .state import SpecRecord, State, load_state, save_state
 
@@ -47,6 +48,13 @@ class Session:
     specs: LoadResult
     state: State
     adopted: tuple[str, ...] = ()
+    not_ours: NotOursCache | None = None  # None: remembered for this process only
+    legacy_owner: str | None = None
+    ownership: Ownership = field(init=False)
+
+    def __post_init__(self) -> None:
+        cache = self.not_ours or NotOursCache.in_memory()
+        self.ownership = Ownership(self.client, self.state, cache, self.owner, legacy_owner=self.legacy_owner)
 
     @property
     def state_path(self) -> Path:
@@ -57,9 +65,7 @@ class Session:
         return self.project.root / self.project.settings.outputs_dir
 
     async def observe(self) -> Observed:
-        observed = await observe(
-            self.client, self.desired, self.state, owner=self.owner, outputs_root=self.outputs_root
-        )
+        observed = await observe(self.ownership, self.desired, outputs_root=self.outputs_root)
         observed = await with_adoptions(self.client, self.desired, observed, self.state, self.outputs_root)
         self.adopted = settle_intents(self.state, observed)
         return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})
@@ -98,15 +104,19 @@ async def open_session(
     desired, specs = load_desired(project)
     platform = resolve_platform(project, platform_flag)
     workspace = workspace_flag or os.environ.get("OSMOSIS_WORKSPACE") or project.settings.workspace
-    identity = None if workspace else git_identity(project.root)
-    owner = project.settings.owner or identity or workspace or LOCAL_PLATFORM
+    identity = git_identity(project.root)
+    owner = resolve_owner(project, origin=identity, workspace=workspace)
     client = connect(
         platform,
         root=project.root,
         token=os.environ.get("OSMOSIS_TOKEN"),
         workspace=workspace,
-        git_identity=identity,
+        # the platform takes one scope: a named workspace, else the repository identity
+        git_identity=None if workspace else identity,
     )
     state = load_state(project.root / project.settings.state_file)
+    not_ours = NotOursCache.open(platform=platform, scope=workspace or identity or "", owner=owner)
+    # earlier versions let a named workspace win over the repository identity as the owner
+    legacy = workspace if workspace and not project.settings.owner and workspace != owner else None
     async with client:
-        yield Session(project, platform, owner, client, desired, specs, state)
+        yield Session(project, platform, owner, client, desired, specs, state, not_ours=not_ours, legacy_owner=legacy)

@@ -1,7 +1,8 @@
 """The state file: a small committed cache that makes plans cheap, never the source of truth.
 
-It maps spec ids to their latest run, caches each run's ownership marker (immutable once a
-run exists), remembers what was rendered, and records submit intents before they happen.
+It maps spec ids to their latest run, caches the ownership marker of each of our runs
+(immutable once a run exists; runs that are not ours are cached per machine, outside git),
+remembers what was rendered, and records submit intents before they happen.
 Lose it and the next plan rebuilds everything from the markers on the platform.
 """
 
@@ -9,10 +10,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator
 
 from ..core.identity import Marker
+from ..core.world import RunAgents
 from ..errors import ConfigError
 from ..files import write_if_changed
 
@@ -40,13 +43,25 @@ class Intent(BaseModel):
     benchmark_id: str | None = None
 
 
+_ENTRIES: dict[str, TypeAdapter[Any]] = {
+    "markers": TypeAdapter(Marker),
+    "run_agents": TypeAdapter(RunAgents),
+    "moved": TypeAdapter(str),
+}
+
+
 class State(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int = STATE_VERSION
     specs: dict[str, SpecRecord] = Field(default_factory=dict)
-    # run id -> its marker, or None for a run that is not ours; markers never change once a run exists
-    markers: dict[str, Marker | None] = Field(default_factory=dict)
+    # run id -> the marker of one of OUR runs; markers never change once a run exists. Only
+    # positive facts live here: a missing or unreadable entry means "ask the platform again".
+    markers: dict[str, Marker] = Field(default_factory=dict)
+    # finished run id -> the agents its own config ran (what require_smoke counts as smoke-tested)
+    run_agents: dict[str, RunAgents] = Field(default_factory=dict)
+    # run id -> the spec id it now belongs to, after its spec file was renamed with the config unchanged
+    moved: dict[str, str] = Field(default_factory=dict)
     benchmark_ids: dict[str, str] = Field(default_factory=dict)  # spec ref -> benchmark id
     rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> leaderboard digest
     # generated file -> digest of the bytes last written, so a custom template's output is still ours to rewrite
@@ -55,6 +70,21 @@ class State(BaseModel):
     # run id -> the spec whose `[reconcile] adopt` took it over; git's `adopt` is the truth, this only
     # remembers that the plan already showed the import
     adopted: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("markers", "run_agents", "moved", mode="before")
+    @classmethod
+    def _drop_unreadable_entries(cls, value: Any, info: ValidationInfo) -> Any:
+        """A null or garbled cache entry is unknown (asked again), never a fact and never fatal."""
+        if not isinstance(value, dict):
+            return value
+        checker = _ENTRIES[info.field_name or ""]
+        kept: dict[str, Any] = {}
+        for key, item in value.items():
+            try:
+                kept[key] = checker.validate_python(item)
+            except ValidationError:
+                continue
+        return kept
 
 
 def load_state(path: Path) -> State:

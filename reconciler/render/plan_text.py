@@ -16,6 +16,7 @@ SYMBOLS = {
     ActionKind.WAIT: "..",
     ActionKind.BLOCKED: "!",
     ActionKind.ORPHAN: "?",
+    ActionKind.MOVED: "->",
     ActionKind.NOOP: "=",
     ActionKind.IMPORT: "<-",
 }
@@ -27,6 +28,7 @@ COLORS = {
     ActionKind.ORPHAN: "magenta",
     ActionKind.DOWNLOAD: "cyan",
     ActionKind.RENDER: "cyan",
+    ActionKind.MOVED: "blue",
 }
 
 
@@ -66,7 +68,7 @@ def action_line(action: Action, style: Any = None) -> str:
 
 def summary_line(plan: Plan) -> str:
     counts = plan.counts()
-    order = ["submit", "replace", "stop", "download", "render", "import", "wait", "blocked", "orphan", "noop"]
+    order = ["submit", "replace", "stop", "download", "render", "import", "wait", "blocked", "orphan", "moved", "noop"]
     parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
     text = "Plan: " + (", ".join(parts) if parts else "no specs")
     if plan.paid_attempts:

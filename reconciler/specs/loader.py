@@ -24,6 +24,7 @@ from .models import (
     default_spec_id,
 )
 from .run_config import RunConfig
+from .spec_ids import spec_id_problem
 from .toml_positions import Position, key_on_line, key_positions, locate
 
 M = TypeVar("M", bound=BaseModel)
@@ -279,6 +280,18 @@ def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
         spec, diags = load_run_spec(doc, spec_id)
         result.diagnostics += diags
         if spec is None:
+            continue
+        id_problem = spec_id_problem(spec.id)
+        if id_problem is not None:
+            # the id becomes the ownership marker; one that cannot come back from the platform
+            # would leave the run unrecognised and submitted again
+            result.diagnostics.append(
+                doc.at(
+                    ("reconcile", "id") if spec.reconcile.id else (),
+                    "BAD_SPEC_ID",
+                    f"spec id {spec.id!r} {id_problem}; rename the file or set [reconcile] id",
+                )
+            )
             continue
         if spec.id in ids:
             key: KeyPath = ("reconcile", "id") if spec.reconcile.id else ()

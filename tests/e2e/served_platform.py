@@ -38,7 +38,7 @@ class ServedPlatform:
                 for item in page["benchmark_runs"]:
                     detail = api.get(f"/api/cli/benchmark-runs/{item['id']}").json()
                     env = (detail["configuration"].get("config") or {}).get("env_config") or {}
-                    out.append({**item, "spec": env.get("RECONCILER_SPEC")})
+                    out.append({**item, "spec": env.get("RECONCILER_SPEC"), "owner": env.get("RECONCILER_OWNER")})
                 offset = page["next_offset"]
         return out
 

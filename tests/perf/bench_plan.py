@@ -4,8 +4,10 @@
 
 For each size it seeds a fresh platform database in-process (1,000 owned runs at most, the
 rest unmanaged), serves it with `reconciler platform serve --latency-ms 20` on 127.0.0.1,
-and runs `reconciler plan --format json` in a child process twice: cold (no state file, so
-every run's marker is read once) and warm (the state file from an apply caches markers).
+and runs `reconciler plan --format json` in a child process three times: cold (no state file
+and no per-machine cache, so every run's marker is read once), warm (the state file caches
+our markers, the per-machine cache the runs that are not ours), and cold again (the state
+file deleted, as in a fresh checkout on the same machine: only our runs are read again).
 It prints wall time, HTTP requests and the child's peak RSS. The claim under test: cost
 grows with pages of runs, not with specs × runs.
 """
@@ -119,7 +121,12 @@ def serve(db: Path, latency_ms: float) -> tuple[subprocess.Popen[str], str]:
 
 
 def run_child(repo: Path, url: str, mode: str) -> dict[str, Any]:
-    env = {**os.environ, "OSMOSIS_PLATFORM_URL": url, "OSMOSIS_TOKEN": "perf"}
+    env = {
+        **os.environ,
+        "OSMOSIS_PLATFORM_URL": url,
+        "OSMOSIS_TOKEN": "perf",
+        "RECONCILER_CACHE_DIR": str(repo.parent / "machine-cache"),
+    }
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(repo), mode], env=env, capture_output=True, text=True, check=False
     )
@@ -150,7 +157,9 @@ def main() -> None:
             seeded = time.perf_counter() - t0
             proc, url = serve(db, args.latency_ms)
             try:
-                for mode, label in (("save", "cold"), ("keep", "warm")):
+                for mode, label in (("save", "cold"), ("keep", "warm"), ("save", "cold2")):
+                    if label == "cold2":
+                        (repo / ".reconciler/state.json").unlink()
                     r = run_child(repo, url, mode)
                     counts = ", ".join(f"{v} {k}" for k, v in sorted(r["counts"].items()))
                     print(f"{size:>6} {label:>5} {r['wall']:>7.2f} {r['requests']:>8} {r['rss_mib']:>8.1f}  {counts}")

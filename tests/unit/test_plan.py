@@ -8,7 +8,7 @@ import pytest
 
 from reconciler.core.identity import Marker, fingerprint
 from reconciler.core.plan import ActionKind, Plan, plan, render_digest
-from reconciler.core.world import BenchmarkState, Desired, DesiredRun, Observed, ObservedRun, Policy
+from reconciler.core.world import BenchmarkState, Desired, DesiredRun, Observed, ObservedRun, Policy, RunAgents
 from reconciler.specs.models import BenchmarkDocument, BenchmarkSpec, ReconcileTable, RunSpec
 from reconciler.specs.run_config import RunConfig
 
@@ -243,7 +243,10 @@ def test_require_smoke_blocks_a_full_run_until_each_agent_has_a_finished_smoke_r
     desired = Desired(runs=(smoke, full), benchmarks=(b,))
     before = {a.spec_id: a for a in plan(desired, observed()).actions}
     assert before["runs/full"].blocked_by == "smoke_required"
-    after = {a.spec_id: a for a in plan(desired, observed(run("runs/smoke", smoke.fingerprint, "finished"))).actions}
+    smoked = run("runs/smoke", smoke.fingerprint, "finished").model_copy(
+        update={"benchmark_id": "b1", "ran": RunAgents(selection=True, agents=((None, "openai/gpt-5.2"),))}
+    )
+    after = {a.spec_id: a for a in plan(desired, observed(smoked)).actions}
     assert after["runs/full"].kind is ActionKind.SUBMIT
 
 

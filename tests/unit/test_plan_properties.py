@@ -87,14 +87,19 @@ def test_nothing_is_stopped_without_prune_or_a_spec_that_asks_for_it(world: tupl
     desired, observed, policy = world
     by_id = {d.spec.id: d for d in desired.runs}
     runs = {r.id: r for r in observed.runs}
-    for action in plan(desired, observed, policy).actions:
+    actions = plan(desired, observed, policy).actions
+    # a renamed spec's runs carry its old id; the same plan moves them to the new one
+    moved_to = {run_id: a.spec_id for a in actions if a.kind is ActionKind.MOVED for run_id in a.moved_runs}
+    for action in actions:
         if action.kind is ActionKind.ORPHAN and action.will_stop:
             assert policy.prune and action.spec_id not in by_id
+        if action.kind is ActionKind.STOP and action.reason.startswith("duplicate of "):
+            continue  # a copy of a config that keeps running: see the duplicates property below
         if action.kind in (ActionKind.STOP, ActionKind.REPLACE):
             d = by_id[action.spec_id or ""]
             run = runs[action.run_id or ""]
             assert run.active
-            assert run.marker is not None and run.marker.spec_id == d.spec.id
+            assert run.marker is not None and d.spec.id in (run.marker.spec_id, moved_to.get(run.id))
             if d.spec.reconcile.state != "stopped":
                 assert run.marker.fingerprint != d.fingerprint
             assert not d.spec.reconcile.protect or policy.allow_protected
@@ -118,7 +123,10 @@ def carry_out(observed: Observed, actions: tuple[Action, ...]) -> Observed:
     """The world right after an apply that succeeded at every action, as the platform and the disk would show it."""
     runs = {r.id: r for r in observed.runs}
     downloaded = dict(observed.downloaded)
+    moved = dict(observed.moved)
     for n, action in enumerate(actions):
+        if action.kind is ActionKind.MOVED and action.spec_id is not None:
+            moved.update(dict.fromkeys(action.moved_runs, action.spec_id))  # what apply records in the state file
         stops = action.kind in (ActionKind.STOP, ActionKind.REPLACE) or (
             action.kind is ActionKind.ORPHAN and action.will_stop
         )
@@ -136,7 +144,7 @@ def carry_out(observed: Observed, actions: tuple[Action, ...]) -> Observed:
         if action.kind is ActionKind.DOWNLOAD and action.run_id is not None:
             have = downloaded.get(action.run_id, frozenset())
             downloaded[action.run_id] = have | frozenset(action.download_types)
-    return observed.model_copy(update={"runs": tuple(runs.values()), "downloaded": downloaded})
+    return observed.model_copy(update={"runs": tuple(runs.values()), "downloaded": downloaded, "moved": moved})
 
 
 def two_older_configs_running() -> tuple[Desired, Observed, Policy]:
@@ -168,3 +176,26 @@ def test_planning_again_after_carrying_out_the_plan_finds_nothing_to_change(
     after = carry_out(observed, first.actions)
     again = plan(desired, after, policy)
     assert [a for a in again.actions if a.changes] == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(worlds())
+def test_of_live_runs_of_one_config_exactly_the_oldest_is_kept(world: tuple[Desired, Observed, Policy]) -> None:
+    desired, observed, policy = world
+    p = plan(desired, observed, policy)
+    runs = {r.id: r for r in observed.runs}
+    stopped = {a.run_id for a in p.actions if a.kind is ActionKind.STOP and a.reason.startswith("duplicate of ")}
+    for d in desired.runs:
+        if d.spec.reconcile.state == "stopped":
+            continue
+        live = sorted(
+            (
+                r
+                for r in observed.runs
+                if r.marker == Marker(owner=OWNER, spec_id=d.spec.id, fingerprint=d.fingerprint) and r.active
+            ),
+            key=lambda r: (r.created_at or "", r.id),
+        )
+        assert {r.id for r in live[1:]} <= stopped
+        assert not live or live[0].id not in stopped
+    assert all(runs[s].active for s in stopped if s)

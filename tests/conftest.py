@@ -1,0 +1,17 @@
+"""Test-wide settings: nothing a test runs may read or write the user's own per-machine cache."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from reconciler.engine.machine_cache import CACHE_DIR_ENV
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _machine_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    # the CLI subprocesses inherit os.environ, so they use this directory too
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_DIR_ENV, str(tmp_path_factory.mktemp("machine-cache")))
+        yield

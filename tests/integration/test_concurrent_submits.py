@@ -1,0 +1,89 @@
+"""Machines that submit the same config at the same instant: the platform has no idempotency
+key, so every submit is followed by a look-up that keeps the oldest live copy and stops the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import httpx
+
+from reconciler.core.plan import plan
+from reconciler.core.world import Policy
+from reconciler.engine.apply import Applier, ApplyReport
+from reconciler.engine.observe import marker_of
+from reconciler.engine.session import Session, load_desired
+from reconciler.engine.state import State
+from reconciler.localplatform.app import create_app
+from reconciler.osmosis.client import OsmosisClient
+from reconciler.osmosis.retry import RetryPolicy
+from reconciler.settings import load_project
+
+REPO = Path(__file__).resolve().parents[2]
+MACHINES = 4
+OWNER = "acme/race"
+
+
+class SubmitBarrier(httpx.AsyncBaseTransport):
+    """The real platform app, except that no submit goes through until every machine has sent one,
+    so each machine's pre-submit look-up has already found nothing."""
+
+    def __init__(self, app: object, parties: int) -> None:
+        self.inner = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        self.parties = parties
+        self.arrived = 0
+        self.all_here = asyncio.Event()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.method == "POST" and request.url.path == "/api/cli/benchmark-runs":
+            self.arrived += 1
+            if self.arrived >= self.parties:
+                self.all_here.set()
+            await self.all_here.wait()
+        return await self.inner.handle_async_request(request)
+
+
+def client_for(transport: httpx.AsyncBaseTransport) -> OsmosisClient:
+    return OsmosisClient(
+        "http://local.osmosis",
+        token=None,
+        workspace="race",
+        transport=transport,
+        retry=RetryPolicy.disabled(),
+        allow_insecure=True,
+    )
+
+
+def test_machines_submitting_one_config_at_the_same_instant_end_with_the_oldest_run_live(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    (tmp_path / "reconciler.toml").write_text('workspace = "race"\n')
+    app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
+    proj = load_project(tmp_path)
+    desired, specs = load_desired(proj)
+
+    async def machine(barrier: SubmitBarrier) -> ApplyReport:
+        async with client_for(barrier) as client:
+            session = Session(proj, "local", OWNER, client, desired, specs, State())
+            observed = await session.observe()
+            p = plan(desired, observed, Policy(targets=frozenset({"tb-smoke"})))
+            return await Applier(session, observed).run(p)
+
+    async def scenario() -> tuple[list[ApplyReport], list[tuple[str, str]]]:
+        barrier = SubmitBarrier(app, MACHINES)
+        reports = await asyncio.gather(*(machine(barrier) for _ in range(MACHINES)))
+        async with client_for(httpx.ASGITransport(app=app)) as client:
+            runs = []
+            for item in await client.list_runs():
+                marker = marker_of(await client.get_run(item.id))
+                runs.append((marker.spec_id if marker else "", item.status or ""))
+        return list(reports), runs
+
+    reports, runs = asyncio.run(scenario())
+    statuses = [status for spec_id, status in runs if spec_id == "tb-smoke"]
+    assert len(statuses) == MACHINES  # every machine did submit: the race happened
+    assert sum(s in {"pending", "queued", "running"} for s in statuses) == 1
+    assert statuses.count("stopped") == MACHINES - 1
+    messages = [r.message for report in reports for r in report.results]
+    assert all(r.ok for report in reports for r in report.results), messages
+    assert sum("duplicate of" in m for m in messages) >= 1

@@ -1,0 +1,100 @@
+"""Spec ids and the ownership marker: every id the loader accepts comes back from the platform unchanged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reconciler.core.identity import OWNER_ENV, SPEC_ENV, Marker, marked_payload, read_marker
+from reconciler.specs.loader import discover, load_specs
+from reconciler.specs.run_config import RunConfig
+from reconciler.specs.spec_ids import spec_id_problem
+
+CONFIG = RunConfig.model_validate(
+    {
+        "experiment": {"benchmark": "tb"},
+        "agents": [{"model": {"type": "provider", "model": "openai/gpt-5.2", "api_key_secret": "OPENAI_API_KEY"}}],
+    }
+)
+SPEC = """
+[experiment]
+benchmark = "tb"
+[tasks]
+task_names = ["t1"]
+[[agents]]
+[agents.model]
+type = "provider"
+model = "openai/gpt-5.2"
+api_key_secret = "OPENAI_API_KEY"
+"""
+
+
+def round_trip(spec_id: str, fp: str = "0123456789abcdef") -> Marker | None:
+    marker = Marker(owner="acme/evals", spec_id=spec_id, fingerprint=fp)
+    return read_marker(marked_payload(CONFIG, marker)["env_config"])
+
+
+@given(st.text(min_size=1, max_size=200), st.text(alphabet="0123456789abcdef", min_size=16, max_size=16))
+def test_every_spec_id_the_loader_accepts_round_trips_through_the_marker(spec_id: str, fp: str) -> None:
+    if spec_id_problem(spec_id) is None:
+        assert round_trip(spec_id, fp) == Marker(owner="acme/evals", spec_id=spec_id, fingerprint=fp)
+    else:
+        assert round_trip(spec_id, fp) is None
+
+
+@pytest.mark.parametrize("spec_id", ["runs/my smoke@1", "runs/a@b@c", "runs/ünïcødé 測試", "runs/@", "@"])
+def test_ids_from_file_names_with_spaces_at_signs_and_unicode_round_trip(spec_id: str) -> None:
+    marker = round_trip(spec_id)
+    assert marker is not None and marker.spec_id == spec_id
+
+
+def test_a_marker_written_before_ids_could_hold_at_signs_still_reads() -> None:
+    env = {OWNER_ENV: "acme/evals", SPEC_ENV: "runs/tb-smoke@0123456789abcdef"}
+    assert read_marker(env) == Marker(owner="acme/evals", spec_id="runs/tb-smoke", fingerprint="0123456789abcdef")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "runs/a",
+        "runs/a@",
+        "@0123456789abcdef",
+        "runs/a@0123456789ABCDEF",
+        "runs/a@0123456789abcde",
+        "a\n@0123456789abcdef",
+    ],
+)
+def test_a_malformed_spec_marker_is_not_ours(value: str) -> None:
+    assert read_marker({OWNER_ENV: "acme/evals", SPEC_ENV: value}) is None
+
+
+@pytest.mark.parametrize(
+    ("spec_id", "problem"), [("", "empty"), ("   ", "empty"), ("a\tb", "U+0009"), ("a\u2028b", "U+2028")]
+)
+def test_ids_that_could_not_round_trip_are_named_with_the_reason(spec_id: str, problem: str) -> None:
+    found = spec_id_problem(spec_id)
+    assert found is not None and problem in found
+
+
+def write_spec(root: Path, name: str) -> Path:
+    path = root / "specs" / "runs" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(SPEC)
+    return path
+
+
+def test_the_loader_accepts_a_file_named_with_a_space_and_an_at_sign(tmp_path: Path) -> None:
+    write_spec(tmp_path, "my smoke@1.toml")
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    assert [s.id for s in result.run_specs] == ["runs/my smoke@1"] and not result.errors
+
+
+def test_the_loader_refuses_a_file_name_with_a_control_character_naming_the_file(tmp_path: Path) -> None:
+    write_spec(tmp_path, "bad\x01name.toml")
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    assert result.run_specs == []
+    (error,) = result.errors
+    assert error.code == "BAD_SPEC_ID" and "U+0001" in error.message and error.file.startswith("specs/runs/bad")

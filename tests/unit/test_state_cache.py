@@ -1,0 +1,71 @@
+"""The committed state file holds only positive facts; the per-machine cache of runs that are
+not ours lives outside the repository and is never worth failing for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reconciler.core.identity import Marker
+from reconciler.engine.machine_cache import CACHE_DIR_ENV, NotOursCache
+from reconciler.engine.state import load_state
+
+MARKER = {"owner": "acme/evals", "spec_id": "runs/a", "fingerprint": "0123456789abcdef"}
+
+
+@pytest.mark.parametrize("entry", [None, "garbled", 7, {"owner": "acme/evals"}, []])
+def test_a_null_or_garbled_marker_entry_reads_as_unknown(tmp_path: Path, entry: object) -> None:
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps({"version": 1, "markers": {"r1": MARKER, "r2": entry}}))
+    assert load_state(path).markers == {"r1": Marker.model_validate(MARKER)}
+
+
+def test_a_garbled_move_or_agents_entry_reads_as_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    doc = {"version": 1, "moved": {"r1": "runs/b", "r2": None}, "run_agents": {"r1": {"selection": "x"}}}
+    path.write_text(json.dumps(doc))
+    state = load_state(path)
+    assert state.moved == {"r1": "runs/b"} and state.run_agents == {}
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_runs_known_not_to_be_ours_are_remembered_per_platform_scope_and_owner(cache_dir: Path) -> None:
+    cache = NotOursCache.open(platform="https://p.example", scope="acme/evals", owner="acme/evals")
+    cache.runs.update({"r1", "r2"})
+    cache.save()
+    assert NotOursCache.open(platform="https://p.example", scope="acme/evals", owner="acme/evals").runs == {"r1", "r2"}
+    assert NotOursCache.open(platform="https://other.example", scope="acme/evals", owner="acme/evals").runs == set()
+    assert NotOursCache.open(platform="https://p.example", scope="acme/evals", owner="acme/other").runs == set()
+    assert list(cache_dir.iterdir()) == [cache.path]
+
+
+def test_an_unreadable_cache_is_an_empty_one(cache_dir: Path) -> None:
+    cache = NotOursCache.open(platform="p", scope="s", owner="o")
+    assert cache.path is not None
+    cache_dir.mkdir(parents=True)
+    cache.path.write_text("[" * 100_000)
+    assert NotOursCache.open(platform="p", scope="s", owner="o").runs == set()
+
+
+def test_a_cache_that_cannot_be_written_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(CACHE_DIR_ENV, str(blocker / "cache"))
+    cache = NotOursCache.open(platform="p", scope="s", owner="o")
+    cache.runs.add("r1")
+    cache.save()  # no exception: the next plan simply asks the platform again
+    assert NotOursCache.open(platform="p", scope="s", owner="o").runs == set()
+
+
+def test_without_an_explicit_directory_the_cache_follows_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(CACHE_DIR_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    cache = NotOursCache.open(platform="p", scope="s", owner="o")
+    assert cache.path is not None and cache.path.parent == tmp_path / "xdg" / "reconciler"
