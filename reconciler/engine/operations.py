@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.plan import Plan, plan
+from ..core.status import StatusRow, rows_for
 from ..core.world import Observed, Policy
 from ..errors import SpecError, StalePlanError, UsageError
 from ..settings import Project
@@ -176,72 +177,8 @@ async def apply_plan(
 # --- status and wait ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class StatusRow:
-    spec_id: str | None
-    run_id: str | None
-    run_name: str | None
-    status: str | None
-    ingested: int
-    expected: int
-    best_pass_at_1: float | None
-    sync: str  # "in sync", "pending: submit", "unmanaged", "orphan", ...
-    platform_url: str | None = None
-
-
 def status_rows(result: PlanResult, owner: str) -> list[StatusRow]:
-    by_spec: dict[str, list[Any]] = {}
-    for a in result.plan.actions:
-        if a.spec_id:
-            by_spec.setdefault(a.spec_id, []).append(a)
-    runs = {r.id: r for r in result.observed.runs}
-    rows = []
-    for spec_id, actions in sorted(by_spec.items()):
-        main = actions[-1]
-        if main.kind.value == "render":
-            continue
-        run = runs.get(main.run_id) if main.run_id else None
-        if run is None:
-            owned = [
-                r for r in result.observed.runs if r.marker and r.marker.owner == owner and r.marker.spec_id == spec_id
-            ]
-            run = max(owned, key=lambda r: (r.created_at or "", r.id)) if owned else None
-        kinds = {a.kind.value for a in actions} - {"import"}  # adopting a run changes nothing
-        if kinds <= {"noop", "wait"}:
-            sync = "in sync" if "wait" not in kinds else "in sync (running)"
-        elif "orphan" in kinds:
-            sync = "orphan"
-        else:
-            sync = "pending: " + ", ".join(sorted(kinds - {"noop"}))
-        rows.append(
-            StatusRow(
-                spec_id=spec_id,
-                run_id=run.id if run else None,
-                run_name=run.name if run else None,
-                status=run.status if run else None,
-                ingested=run.ingested if run else 0,
-                expected=run.expected if run else 0,
-                best_pass_at_1=run.best_pass_at_1 if run else None,
-                sync=sync,
-                platform_url=run.platform_url if run else None,
-            )
-        )
-    for run in sorted(result.observed.runs, key=lambda r: (r.created_at or "", r.id), reverse=True):
-        if run.marker is None or run.marker.owner != owner:
-            rows.append(
-                StatusRow(
-                    None,
-                    run.id,
-                    run.name,
-                    run.status,
-                    run.ingested,
-                    run.expected,
-                    run.best_pass_at_1,
-                    "unmanaged",
-                    run.platform_url,
-                )
-            )
-    return rows
+    return rows_for(result.plan, result.observed, owner)
 
 
 def waiting_on(result: PlanResult) -> list[Any]:
