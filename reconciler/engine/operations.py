@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.plan import Plan, plan
 from ..core.status import StatusRow, rows_for
-from ..core.world import Observed, Policy
+from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
 from ..settings import Project
-from .apply import Applier, ApplyReport
+from .apply import Applier, ApplyReport, Downloader, Renderer
+from .progress import Confirm
 from .session import Session, open_session
 
 PLAN_FILE_VERSION = 1
@@ -142,15 +143,19 @@ async def apply_plan(
     *,
     policy: Policy,
     saved: tuple[Path, dict[str, Any]] | None,
-    confirm: Any,
+    confirm: Confirm,
     allow_empty: bool = False,
     platform: str | None = None,
     workspace: str | None = None,
-    show: Any = None,
-    downloader_factory: Any = None,
-    renderer_factory: Any = None,
+    show: Callable[[PlanResult], None] | None = None,
+    downloader_factory: Callable[[Session], Downloader] | None = None,
+    renderer_factory: Callable[[Session, Observed], Renderer] | None = None,
 ) -> ApplyResult:
-    """Plan afresh under the lock, check a saved plan still matches, confirm, then execute."""
+    """Plan afresh under the lock, check a saved plan still matches, confirm, then execute.
+
+    `show` gets every fresh plan; `confirm` is asked only for a plan with changes. Without the
+    factories, download and render actions are skipped with a message saying which command runs them.
+    """
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
         result = await _plan_in(session, policy)
         refuse_sudden_empty(session, result.observed, allow_empty)
@@ -181,7 +186,7 @@ def status_rows(result: PlanResult, owner: str) -> list[StatusRow]:
     return rows_for(result.plan, result.observed, owner)
 
 
-def waiting_on(result: PlanResult) -> list[Any]:
+def waiting_on(result: PlanResult) -> list[ObservedRun]:
     """Owned runs of the specs' current configs that are still active."""
     wanted = {a.run_id for a in result.plan.actions if a.kind.value == "wait" and a.run_id}
     return [r for r in result.observed.runs if r.id in wanted and r.active]
