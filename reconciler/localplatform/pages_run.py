@@ -28,7 +28,7 @@ from ..specs.run_config import DEFAULT_ATTEMPTS_PER_TASK, DEFAULT_MAX_CONCURRENT
 from . import pages_charts, pages_format
 from .api import ApiError, Context
 from .outputs import OutputCache
-from .pages import Page, guarded, offset_param, page_route, page_scope
+from .pages_frame import Page, guarded, offset_param, page_route, page_scope
 from .routes_outputs import snapshot
 from .routes_runs import find_run, log_page, log_params
 from .runview import RunView

@@ -15,7 +15,7 @@ from typing import Any
 from .catalog import BY_KEY, BenchmarkSpec
 from .metrics import AgentScore, best_pass_at_1, score_agents
 from .simulator import FORCE_ENV, Schedule, Slot
-from .store import RunData, RunRow, Session, stable_uuid
+from .store import RunData, RunRow, StoreSession, stable_uuid
 from .timeline import agent_status, cutoff, results, run_status
 
 
@@ -77,7 +77,9 @@ def sim_time(row: RunRow, clock_now: float) -> float:
 
 
 class RunView:
-    def __init__(self, row: RunRow, db: Session, clock_now: float, base_url: str, *, at: float | None = None) -> None:
+    def __init__(
+        self, row: RunRow, db: StoreSession, clock_now: float, base_url: str, *, at: float | None = None
+    ) -> None:
         """The run at `clock_now`, or at simulated time `at` (a download snapshot) when given."""
         self.row = row
         self.db = db

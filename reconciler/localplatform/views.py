@@ -13,7 +13,7 @@ from .store import LOCAL_EMAIL, LOCAL_USER, BenchmarkRow, RunRow
 
 
 def benchmark_entry(ctx: Context, row: BenchmarkRow, stats: tuple[int, int, RunRow] | None) -> dict[str, Any]:
-    """A list entry; `stats` = (run count, active runs, newest run) from `Session.benchmark_stats`."""
+    """A list entry; `stats` = (run count, active runs, newest run) from `StoreSession.benchmark_stats`."""
     spec = BY_KEY[row.key]
     count, running, newest = stats if stats is not None else (0, 0, None)
     latest = RunView(newest, ctx.db, ctx.now, ctx.public_base) if newest is not None else None
