@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
+from ..core.world import ACTIVE, HAS_OUTPUTS, RunStatus
 from .catalog import BY_KEY, BenchmarkSpec
 from .metrics import AgentScore, best_pass_at_1, score_agents
 from .simulator import FORCE_ENV, Schedule, Slot
@@ -68,7 +69,7 @@ def agent_infos(run_id: str, config: dict[str, Any], spec: BenchmarkSpec) -> lis
 
 def force_of(env: dict[str, str]) -> str | None:
     value = env.get(FORCE_ENV)
-    return value if value in ("failed", "finished") else None
+    return value if value in (RunStatus.FAILED, RunStatus.FINISHED) else None
 
 
 def sim_time(row: RunRow, clock_now: float) -> float:
@@ -101,11 +102,11 @@ class RunView:
 
     @property
     def has_outputs(self) -> bool:
-        return self.status not in ("pending", "queued")
+        return self.status in HAS_OUTPUTS
 
     @property
     def active(self) -> bool:
-        return self.status in ("pending", "queued", "running")
+        return self.status in ACTIVE
 
     @property
     def started_at(self) -> str | None:

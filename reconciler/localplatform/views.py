@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import scoring
+from ..core.world import RunStatus
 from .api import Context
 from .catalog import BY_KEY, BenchmarkSpec
 from .runview import RunView, iso
@@ -73,7 +74,7 @@ def leaderboard(runs: Sequence[RunView], spec: BenchmarkSpec, rank_by: scoring.R
     """Every eligible agent of every finished full/parity run, ranked by `scoring.leaderboard`."""
     entrants: list[scoring.Entrant] = []
     for view in runs:
-        if view.status != "finished" or view.row.selection == "filtered":
+        if view.status != RunStatus.FINISHED or view.row.selection == "filtered":
             continue
         expected = len(view.task_names) * view.attempts
         for agent, score in zip(view.agents, view.scores, strict=True):
