@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +12,7 @@ from ..core.plan import Plan, plan
 from ..core.status import StatusRow, rows_for
 from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
+from ..files import write_atomic
 from ..settings import Project
 from .apply import Applier, ApplyReport, Downloader, Renderer
 from .progress import Confirm
@@ -78,11 +77,7 @@ def write_plan_file(path: Path, result: PlanResult) -> None:
         "plan": result.plan.model_dump(mode="json"),
     }
     text = json.dumps(doc, indent=2, sort_keys=True, default=sorted) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    Path(tmp).replace(path)
+    write_atomic(path, text.encode("utf-8"))
 
 
 def read_plan_file(path: Path) -> tuple[Policy, dict[str, Any]]:
