@@ -59,7 +59,7 @@ def command(
     """
     from ..engine.lock import project_lock
     from ..engine.operations import apply_plan, make_policy, read_plan_file
-    from ..errors import ExitCode, PartialFailure, UsageError
+    from ..errors import CommandExit, ExitCode, PartialFailure, UsageError
     from ..render.apply_report import render_report, render_report_json
     from ..render.plan_text import fresh_local_note, render_text
     from ..settings import LOCAL_PLATFORM, load_project, resolve_platform
@@ -110,7 +110,7 @@ def command(
         answer = _ask("Apply these changes? Only 'yes' is accepted")
         if answer is None:
             click.echo("\nApply cancelled; nothing was changed.")
-            raise SystemExit(ExitCode.INTERRUPTED)
+            raise CommandExit(ExitCode.INTERRUPTED)
         if answer.strip() != "yes":
             click.echo("Apply cancelled; nothing was changed.")
             return False
