@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.plan import Plan, plan
 from ..core.status import StatusRow, rows_for
@@ -17,6 +17,9 @@ from ..settings import Project
 from .apply import Applier, ApplyReport, Downloader, Renderer
 from .progress import Confirm
 from .session import Session, open_session
+
+if TYPE_CHECKING:
+    from .rendering import RenderOutcome
 
 PLAN_FILE_VERSION = 1
 
@@ -194,7 +197,7 @@ async def render_leaderboards(
     targets: Sequence[str] = (),
     platform: str | None = None,
     workspace: str | None = None,
-) -> list[Any]:
+) -> list[RenderOutcome]:
     from .rendering import render_all
 
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from reconciler.commands.progress import Lines, run_progress
+from reconciler.commands.progress import Bars, Lines, run_progress
 from reconciler.core.identity import Marker
 from reconciler.core.world import ObservedRun
 from reconciler.engine.progress import Silent
@@ -46,6 +46,21 @@ def test_closing_without_any_followed_run_writes_nothing() -> None:
     out = io.StringIO()
     Lines(out).close()
     assert out.getvalue() == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_gets_a_bar_per_run_with_its_count() -> None:
+    out = _Terminal()
+    bars = run_progress(out)
+    assert isinstance(bars, Bars)
+    bars.update([_run("running", 45)])
+    bars.close()
+    assert "hle-parity (daring-finch-1)" in out.getvalue()
+    assert "45/90" in out.getvalue()
 
 
 def test_a_stream_that_is_not_a_terminal_gets_lines() -> None:
