@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from . import __version__
-from .errors import EXIT_CODES_HELP, ExitCode, ReconcilerError
+from .errors import EXIT_CODES_HELP, CommandExit, ExitCode, ReconcilerError
 
 # name -> (module, short help); the help is here so listing commands imports nothing.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -102,6 +102,8 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         root.main(args=argv, prog_name="reconciler", standalone_mode=False)
     except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except CommandExit as exc:
         sys.exit(exc.exit_code)
     except click.UsageError as exc:  # click's parser errors exit 2 by default, which means "changes pending"
         exc.show()

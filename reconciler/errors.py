@@ -75,3 +75,15 @@ class LockedError(ReconcilerError):
 
 class PartialFailure(ReconcilerError):
     pass
+
+
+class CommandExit(Exception):
+    """A command finished and already said everything; `cli.main` exits with `exit_code` and prints nothing.
+
+    For outcomes that are not errors (plan's `CHANGES_PENDING`, validate's findings, a cancelled prompt):
+    commands raise this rather than leave the process themselves, so the exit happens in one place.
+    """
+
+    def __init__(self, exit_code: ExitCode) -> None:
+        super().__init__(f"exit {int(exit_code)}")
+        self.exit_code = exit_code

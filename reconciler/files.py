@@ -1,4 +1,4 @@
-"""Writing generated files: atomically, and only when the bytes change."""
+"""Writing files atomically: a reader sees the old bytes or the new ones, never a part."""
 
 from __future__ import annotations
 
@@ -8,17 +8,26 @@ from pathlib import Path
 
 
 def write_if_changed(path: Path, content: str) -> bool:
-    """Returns True when the file was (re)written."""
+    """Write `content` (UTF-8) only when the file's bytes differ; True when the file was (re)written."""
     data = content.encode("utf-8")
     try:
         if path.read_bytes() == data:
             return False
     except FileNotFoundError:
         pass
+    write_atomic(path, data)
+    return True
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` through a synced temporary file in the same folder (created if missing).
+
+    The file keeps its mode, or a new one gets the mode an ordinary write would give it.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        # mkstemp creates 0600; a generated file gets the mode an ordinary write would give it
+        # mkstemp creates 0600
         os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -28,7 +37,6 @@ def write_if_changed(path: Path, content: str) -> bool:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return True
 
 
 def _mode_for(path: Path) -> int:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 DESCENDING = ("pass_at_1", "pass_at_k")
@@ -54,13 +55,14 @@ class OracleEntrant:
         return min(len(a) for a in self.attempts.values())
 
     def metric(self, rank_by: str, k: int) -> float | None:
-        return {
+        metrics: dict[str, Callable[[], float | None]] = {
             "pass_at_1": lambda: self.pass_at(1),
             "pass_at_k": lambda: self.pass_at(k),
             "cost_per_task": lambda: self.cost / self.tasks,
             "time_per_task": lambda: self.seconds / self.tasks,
             "tokens_per_task": lambda: self.tokens / self.tasks,
-        }[rank_by]()
+        }
+        return metrics[rank_by]()
 
 
 def entrants_from_results(csv_bytes: bytes, *, run_id: str, task_set: str) -> list[OracleEntrant]:
@@ -80,7 +82,7 @@ def mcnemar_p(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
+    tail: float = sum(math.comb(n, i) for i in range(min(b, c) + 1)) / 2**n
     return min(1.0, 2 * tail)
 
 

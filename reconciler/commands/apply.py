@@ -4,10 +4,15 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 
 from ._common import platform_options, target_option
+
+if TYPE_CHECKING:
+    from ..core.plan import Plan
+    from ..engine.operations import PlanResult
 
 
 @click.command("apply")
@@ -54,7 +59,7 @@ def command(
     """
     from ..engine.lock import project_lock
     from ..engine.operations import apply_plan, make_policy, read_plan_file
-    from ..errors import ExitCode, PartialFailure, UsageError
+    from ..errors import CommandExit, ExitCode, PartialFailure, UsageError
     from ..render.apply_report import render_report, render_report_json
     from ..render.plan_text import fresh_local_note, render_text
     from ..settings import LOCAL_PLATFORM, load_project, resolve_platform
@@ -81,11 +86,8 @@ def command(
     interactive = sys.stdin.isatty()
     quiet = fmt == "json"
 
-    def show(result: object) -> None:
+    def show(result: PlanResult) -> None:
         if not quiet:
-            from ..engine.operations import PlanResult
-
-            assert isinstance(result, PlanResult)
             for name in result.adopted:
                 click.echo(f"adopted {name}: its submit was interrupted after the platform accepted it")
             click.echo(
@@ -97,7 +99,7 @@ def command(
             if not result.observed.runs and resolve_platform(project, platform) == LOCAL_PLATFORM:
                 click.echo(fresh_local_note(result.plan), nl=False)
 
-    def confirm(plan: object) -> bool:
+    def confirm(plan: Plan) -> bool:
         if auto_approve or saved is not None:
             return True
         if not interactive:
@@ -108,7 +110,7 @@ def command(
         answer = _ask("Apply these changes? Only 'yes' is accepted")
         if answer is None:
             click.echo("\nApply cancelled; nothing was changed.")
-            raise SystemExit(ExitCode.INTERRUPTED)
+            raise CommandExit(ExitCode.INTERRUPTED)
         if answer.strip() != "yes":
             click.echo("Apply cancelled; nothing was changed.")
             return False

@@ -166,7 +166,9 @@ def command(
         )
         click.echo(sticky.describe(github.pull_request.number), err=True)
     if exitcode != ExitCode.OK:
-        raise SystemExit(exitcode)
+        from ..errors import CommandExit
+
+        raise CommandExit(exitcode)
 
 
 def _exitcode(plan: Plan) -> ExitCode:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 import click
 
 from ._common import platform_options, target_option
@@ -80,6 +82,7 @@ def command(
     from ..github.results import publish_results, results_context_from_env, submitting_commit
     from ..settings import load_project
     from ._common import run_async
+    from .progress import run_progress
 
     if push and not commit_:
         raise UsageError("--push needs --commit")
@@ -106,6 +109,7 @@ def command(
                 submitted_by=submitting_commit(),
                 render_only=render_only,
                 verbose=verbose,
+                progress=run_progress(sys.stderr, quiet=not text),
             )
         )
         if commit_:

@@ -19,7 +19,7 @@ def command(paths: tuple[Path, ...], fmt: str) -> None:
     """
     import os
 
-    from ..errors import ExitCode
+    from ..errors import CommandExit, ExitCode
     from ..render.diagnostics import render_json, render_text
     from ..settings import load_project
     from ..specs.loader import discover, load_specs
@@ -33,4 +33,5 @@ def command(paths: tuple[Path, ...], fmt: str) -> None:
     else:
         github = os.environ.get("GITHUB_ACTIONS") == "true"
         click.echo(render_text(result, github_annotations=github), nl=False)
-    raise SystemExit(ExitCode.ERROR if result.errors else ExitCode.OK)
+    if result.errors:
+        raise CommandExit(ExitCode.ERROR)

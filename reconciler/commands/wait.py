@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 import click
 
 from ._common import platform_options, target_option
@@ -25,18 +27,26 @@ def command(
 ) -> None:
     """Follow the specs' active runs until every one has ended.
 
-    Progress bars on stderr when it is a terminal, a line per change otherwise.
+    Progress bars on stderr when it is a terminal, a line per change otherwise,
+    none with --format json.
     Exit 0 when all runs ended, 1 on timeout. With --format json, stdout gets
     one document with the specs' runs once they have ended.
     """
     from ..engine.waiting import wait_for_runs
     from ..settings import load_project
     from ._common import run_async
+    from .progress import run_progress
 
     project = load_project()
     observed = run_async(
         wait_for_runs(
-            project, targets=targets, timeout=timeout, interval=interval, platform=platform, workspace=workspace
+            project,
+            targets=targets,
+            timeout=timeout,
+            interval=interval,
+            platform=platform,
+            workspace=workspace,
+            progress=run_progress(sys.stderr, quiet=fmt == "json"),
         )
     )
     if fmt == "json":

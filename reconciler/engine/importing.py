@@ -17,6 +17,7 @@ import tomlkit
 from ..core import adopt
 from ..core.identity import fingerprint
 from ..errors import SpecError, UsageError
+from ..files import write_atomic
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
 from ..settings import Project
@@ -94,8 +95,7 @@ async def import_run(client: OsmosisClient, project: Project, ref: str, spec_id:
         payload["secrets"] = {"required": payload["secrets"].get("required", []), "provided": {}}
     document = payload_to_document(payload)
     text = spec_text(document, spec_id, name, run.id, run.benchmark_name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    write_atomic(target, text.encode("utf-8"))
     loaded = load_specs([target], project.root, project.settings.specs_dir)
     written = next((s for s in loaded.run_specs if s.id == spec_id), None)
     if written is None or fingerprint(written.config) != payload_fingerprint(payload):

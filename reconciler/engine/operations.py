@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.plan import Plan, plan
-from ..core.world import Observed, Policy
+from ..core.status import StatusRow, rows_for
+from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
+from ..files import write_atomic
 from ..settings import Project
-from .apply import Applier, ApplyReport
+from .apply import Applier, ApplyReport, Downloader, Renderer
+from .progress import Confirm
 from .session import Session, open_session
+
+if TYPE_CHECKING:
+    from .rendering import RenderOutcome
 
 PLAN_FILE_VERSION = 1
 
@@ -76,11 +80,7 @@ def write_plan_file(path: Path, result: PlanResult) -> None:
         "plan": result.plan.model_dump(mode="json"),
     }
     text = json.dumps(doc, indent=2, sort_keys=True, default=sorted) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    Path(tmp).replace(path)
+    write_atomic(path, text.encode("utf-8"))
 
 
 def read_plan_file(path: Path) -> tuple[Policy, dict[str, Any]]:
@@ -141,18 +141,21 @@ async def apply_plan(
     *,
     policy: Policy,
     saved: tuple[Path, dict[str, Any]] | None,
-    confirm: Any,
+    confirm: Confirm,
     allow_empty: bool = False,
     platform: str | None = None,
     workspace: str | None = None,
-    show: Any = None,
-    downloader_factory: Any = None,
-    renderer_factory: Any = None,
+    show: Callable[[PlanResult], None] | None = None,
+    downloader_factory: Callable[[Session], Downloader] | None = None,
+    renderer_factory: Callable[[Session, Observed], Renderer] | None = None,
     submitted_by: str | None = None,
 ) -> ApplyResult:
     """Plan afresh under the lock, check a saved plan still matches, confirm, then execute.
 
-    `submitted_by`: the commit recorded with each run this apply submits (see engine.results)."""
+    `show` gets every fresh plan; `confirm` is asked only for a plan with changes. Without the
+    factories, download and render actions are skipped with a message saying which command runs them.
+    `submitted_by`: the commit recorded with each run this apply submits (see engine.results).
+    """
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
         result = await _plan_in(session, policy)
         refuse_sudden_empty(session, result.observed, allow_empty)
@@ -185,75 +188,11 @@ async def apply_plan(
 # --- status and wait ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class StatusRow:
-    spec_id: str | None
-    run_id: str | None
-    run_name: str | None
-    status: str | None
-    ingested: int
-    expected: int
-    best_pass_at_1: float | None
-    sync: str  # "in sync", "pending: submit", "unmanaged", "orphan", ...
-    platform_url: str | None = None
-
-
 def status_rows(result: PlanResult, owner: str) -> list[StatusRow]:
-    by_spec: dict[str, list[Any]] = {}
-    for a in result.plan.actions:
-        if a.spec_id:
-            by_spec.setdefault(a.spec_id, []).append(a)
-    runs = {r.id: r for r in result.observed.runs}
-    rows = []
-    for spec_id, actions in sorted(by_spec.items()):
-        main = actions[-1]
-        if main.kind.value == "render":
-            continue
-        run = runs.get(main.run_id) if main.run_id else None
-        if run is None:
-            owned = [
-                r for r in result.observed.runs if r.marker and r.marker.owner == owner and r.marker.spec_id == spec_id
-            ]
-            run = max(owned, key=lambda r: (r.created_at or "", r.id)) if owned else None
-        kinds = {a.kind.value for a in actions} - {"import"}  # adopting a run changes nothing
-        if kinds <= {"noop", "wait"}:
-            sync = "in sync" if "wait" not in kinds else "in sync (running)"
-        elif "orphan" in kinds:
-            sync = "orphan"
-        else:
-            sync = "pending: " + ", ".join(sorted(kinds - {"noop"}))
-        rows.append(
-            StatusRow(
-                spec_id=spec_id,
-                run_id=run.id if run else None,
-                run_name=run.name if run else None,
-                status=run.status if run else None,
-                ingested=run.ingested if run else 0,
-                expected=run.expected if run else 0,
-                best_pass_at_1=run.best_pass_at_1 if run else None,
-                sync=sync,
-                platform_url=run.platform_url if run else None,
-            )
-        )
-    for run in sorted(result.observed.runs, key=lambda r: (r.created_at or "", r.id), reverse=True):
-        if run.marker is None or run.marker.owner != owner:
-            rows.append(
-                StatusRow(
-                    None,
-                    run.id,
-                    run.name,
-                    run.status,
-                    run.ingested,
-                    run.expected,
-                    run.best_pass_at_1,
-                    "unmanaged",
-                    run.platform_url,
-                )
-            )
-    return rows
+    return rows_for(result.plan, result.observed, owner)
 
 
-def waiting_on(result: PlanResult) -> list[Any]:
+def waiting_on(result: PlanResult) -> list[ObservedRun]:
     """Owned runs of the specs' current configs that are still active."""
     wanted = {a.run_id for a in result.plan.actions if a.kind.value == "wait" and a.run_id}
     return [r for r in result.observed.runs if r.id in wanted and r.active]
@@ -266,7 +205,7 @@ async def render_leaderboards(
     targets: Sequence[str] = (),
     platform: str | None = None,
     workspace: str | None = None,
-) -> list[Any]:
+) -> list[RenderOutcome]:
     from .rendering import render_all
 
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:

@@ -15,6 +15,7 @@ from ..core.plan import ActionKind
 from ..settings import LOCAL_PLATFORM, Project
 from .apply import Applier, ApplyReport
 from .operations import PlanResult, _plan_in, make_policy, refuse_sudden_empty
+from .progress import RunProgress
 from .rendering import RenderOutcome, render_all
 from .replace import with_replace
 from .results import RunReport, collect_results, stamp_submissions
@@ -60,6 +61,7 @@ async def reconcile(
     submitted_by: str | None = None,
     render_only: bool = False,
     verbose: bool = False,
+    progress: RunProgress | None = None,
 ) -> ReconcileResult:
     """One pass of the scheduled job; `log` hears every change (and, when verbose, every unchanged file)."""
     from ..outputs.download import downloader_for
@@ -95,7 +97,7 @@ async def reconcile(
                 )
         if wait:
             interval = 0.5 if session.platform == LOCAL_PLATFORM else 5.0
-            await wait_in(session, targets, timeout, interval)
+            await wait_in(session, targets, timeout, interval, progress)
         second = await _plan_in(session, policy)
         downloads = None
         fetch = second.plan.model_copy(

@@ -60,13 +60,13 @@ SUMMARY_COLUMNS = (
     "tied",
 )
 OUTPUT_TYPES = ("summary", "results", "artifacts", "logs")
-_FIXED = {"summary.csv": "summary", "results.csv": "results", "logs.txt": "logs"}
+FIXED_FILES = {"summary.csv": "summary", "results.csv": "results", "logs.txt": "logs"}  # path -> output type
 
 
 def path_type(path: str) -> str | None:
     """The output type of a layout path (docs/platform-api.md §3), or None outside the layout."""
-    if path in _FIXED:
-        return _FIXED[path]
+    if path in FIXED_FILES:
+        return FIXED_FILES[path]
     parts = path.split("/")
     if (
         len(parts) >= 3

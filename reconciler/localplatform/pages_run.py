@@ -24,11 +24,12 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
 from ..core import scoring
+from ..core.world import RunStatus
 from ..specs.run_config import DEFAULT_ATTEMPTS_PER_TASK, DEFAULT_MAX_CONCURRENT_ATTEMPTS, payload_to_document
 from . import pages_charts, pages_format
 from .api import ApiError, Context
-from .outputs import OutputCache
-from .pages import Page, guarded, offset_param, page_route, page_scope
+from .outputs import FIXED_FILES, OutputCache
+from .pages_frame import Page, guarded, offset_param, page_route, page_scope
 from .routes_outputs import snapshot
 from .routes_runs import find_run, log_page, log_params
 from .runview import RunView
@@ -47,7 +48,7 @@ SORTS: dict[str, str] = {
     "time_per_task": "Time / task",
     "tokens_per_task": "Tokens / task",
 }
-DOWNLOADS = ("summary.csv", "results.csv", "logs.txt")
+DOWNLOADS = tuple(FIXED_FILES)
 REFRESH_SECONDS = 15  # an active run's Overview and Logs reload themselves (no scripts needed)
 
 
@@ -63,9 +64,9 @@ def sidebar(ctx: Context, view: RunView, detail: dict[str, Any]) -> dict[str, An
     run = detail["benchmark_run"]
     progress = detail["progress"]
     reason = None
-    if run["status"] == "failed":
+    if run["status"] == RunStatus.FAILED:
         reason = view.schedule.failure
-    elif run["status"] == "stopped":
+    elif run["status"] == RunStatus.STOPPED:
         reason = f"Stopped by request; {detail['totals']['cancelled']} unfinished attempt(s) cancelled."
     simulated = None
     if view.cutoff >= view.row.running_at:
@@ -118,9 +119,9 @@ def agent_rows(ctx: Context, view: RunView, detail: dict[str, Any], sort: str) -
         index = agent["agent_index"]
         started = view.started_at
         end: str | None = None
-        if agent["status"] in ("finished", "failed"):
+        if agent["status"] in (RunStatus.FINISHED, RunStatus.FAILED):
             end = view.iso(view.schedule.agent_end[index])
-        elif agent["status"] == "stopped" and view.stopped_at is not None:
+        elif agent["status"] == RunStatus.STOPPED and view.stopped_at is not None:
             end = view.iso(view.stopped_at)
         rows.append(
             {
@@ -134,9 +135,9 @@ def agent_rows(ctx: Context, view: RunView, detail: dict[str, Any], sort: str) -
                 "cancelled": score.cancelled,
                 "expected": expected,
                 "elapsed": pages_format.span(started, end, ctx.now)
-                if agent["status"] not in ("pending", "queued")
+                if agent["status"] not in (RunStatus.PENDING, RunStatus.QUEUED)
                 else None,
-                "live": agent["status"] == "running",
+                "live": agent["status"] == RunStatus.RUNNING,
             }
         )
     if sort != "agent":

@@ -9,6 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from ..core.world import RunStatus
 from .api import ApiError, Context, json_object, ok, page, paging, scoped
 from .catalog import BY_KEY
 from .runview import RunView
@@ -17,6 +18,7 @@ from .timeline import events
 from .views import run_detail, run_item
 
 MAX_LOG_PAGE = 200
+DEFAULT_LOG_PAGE = 50
 _CURSOR = re.compile(r"^c(\d+)$")
 
 
@@ -49,7 +51,7 @@ async def run(request: Request) -> Response:
 
 
 def log_params(request: Request) -> tuple[int, str, int | None]:
-    raw_limit = request.query_params.get("limit") or "50"
+    raw_limit = request.query_params.get("limit") or str(DEFAULT_LOG_PAGE)
     try:
         limit = int(raw_limit)
     except ValueError:
@@ -119,4 +121,4 @@ async def stop(request: Request) -> Response:
                 f"Benchmark run {view.row.name} is {view.status}; only pending, queued or running runs can be stopped",
                 "RUN_NOT_ACTIVE",
             )
-        return ok({"id": view.row.id, "name": view.row.name, "status": "stopped"})
+        return ok({"id": view.row.id, "name": view.row.name, "status": RunStatus.STOPPED})

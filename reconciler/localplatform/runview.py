@@ -12,10 +12,11 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
+from ..core.world import ACTIVE, HAS_OUTPUTS, RunStatus
 from .catalog import BY_KEY, BenchmarkSpec
 from .metrics import AgentScore, best_pass_at_1, score_agents
 from .simulator import FORCE_ENV, Schedule, Slot
-from .store import RunData, RunRow, Session, stable_uuid
+from .store import RunData, RunRow, StoreSession, stable_uuid
 from .timeline import agent_status, cutoff, results, run_status
 
 
@@ -68,7 +69,7 @@ def agent_infos(run_id: str, config: dict[str, Any], spec: BenchmarkSpec) -> lis
 
 def force_of(env: dict[str, str]) -> str | None:
     value = env.get(FORCE_ENV)
-    return value if value in ("failed", "finished") else None
+    return value if value in (RunStatus.FAILED, RunStatus.FINISHED) else None
 
 
 def sim_time(row: RunRow, clock_now: float) -> float:
@@ -77,7 +78,9 @@ def sim_time(row: RunRow, clock_now: float) -> float:
 
 
 class RunView:
-    def __init__(self, row: RunRow, db: Session, clock_now: float, base_url: str, *, at: float | None = None) -> None:
+    def __init__(
+        self, row: RunRow, db: StoreSession, clock_now: float, base_url: str, *, at: float | None = None
+    ) -> None:
         """The run at `clock_now`, or at simulated time `at` (a download snapshot) when given."""
         self.row = row
         self.db = db
@@ -99,11 +102,11 @@ class RunView:
 
     @property
     def has_outputs(self) -> bool:
-        return self.status not in ("pending", "queued")
+        return self.status in HAS_OUTPUTS
 
     @property
     def active(self) -> bool:
-        return self.status in ("pending", "queued", "running")
+        return self.status in ACTIVE
 
     @property
     def started_at(self) -> str | None:

@@ -28,6 +28,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.world import RunStatus
 from .catalog import TaskSpec
 
 FORCE_ENV = "LOCALPLATFORM_FORCE_STATUS"  # "failed" or "finished": a test hook in [env] / [agents.env]
@@ -275,9 +276,9 @@ def result_id(run_id: str, a: int, t: int, k: int) -> str:
 
 
 def _fails(inp: SimInput, force: str | None, rate: float, *parts: object) -> bool:
-    if force == "failed":
+    if force == RunStatus.FAILED:
         return True
-    if force == "finished":
+    if force == RunStatus.FINISHED:
         return False
     return unit(inp.seed, inp.run_id, inp.content, *parts) < rate
 
@@ -311,30 +312,30 @@ def build_schedule(inp: SimInput) -> Schedule:
             at = round(first + (last - first) * (0.2 + 0.6 * unit(inp.seed, inp.run_id, "agent-at", a)), 3)
             slots = [s.cut(at, "errored") if s.agent == a and s.end > at else s for s in slots]
             agent_end.append(at)
-            agent_status.append("failed")
+            agent_status.append(RunStatus.FAILED)
             agent_failure.append(AGENT_FAILURES[int(unit(inp.run_id, "agent-why", a) * len(AGENT_FAILURES))])
         else:
             agent_end.append(last)
-            agent_status.append("finished")
+            agent_status.append(RunStatus.FINISHED)
             agent_failure.append(None)
 
     end_at = max(agent_end, default=running_at)
     failure: str | None = None
-    final_status = "finished"
+    final_status = RunStatus.FINISHED
     if _fails(inp, inp.force, RUN_FAILURE_RATE, "run-fail"):
         at = round(running_at + (end_at - running_at) * (0.1 + 0.8 * unit(inp.seed, inp.run_id, "run-at")), 3)
         slots = [s.cut(at, "errored") if s.end > at else s for s in slots]
         for a in range(len(agent_end)):
             if agent_end[a] > at:
-                agent_end[a], agent_status[a] = at, "failed"
+                agent_end[a], agent_status[a] = at, RunStatus.FAILED
                 agent_failure[a] = agent_failure[a] or "the run failed"
-        end_at, final_status = at, "failed"
+        end_at, final_status = at, RunStatus.FAILED
         failure = RUN_FAILURES[int(unit(inp.run_id, "run-why") * len(RUN_FAILURES))]
-    elif agent_status and all(s == "failed" for s in agent_status):
-        final_status, failure = "failed", "every agent failed"
-    elif "failed" in agent_status:
-        failed = [a for a, status in enumerate(agent_status) if status == "failed"]
-        final_status = "failed"
+    elif agent_status and all(s == RunStatus.FAILED for s in agent_status):
+        final_status, failure = RunStatus.FAILED, "every agent failed"
+    elif RunStatus.FAILED in agent_status:
+        failed = [a for a, status in enumerate(agent_status) if status == RunStatus.FAILED]
+        final_status = RunStatus.FAILED
         failure = "; ".join(f"agent {a} ({inp.agents[a].model}) failed: {agent_failure[a]}" for a in failed)
     return Schedule(
         queued_at=queued_at,

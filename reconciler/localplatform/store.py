@@ -103,11 +103,21 @@ _RUN_COLUMNS = (
 )
 
 
-__all__ = ["BenchmarkRow", "RunData", "RunRow", "SecretRow", "Session", "Store", "Workspace", "stable_uuid"]
+__all__ = [
+    "BenchmarkRow",
+    "RunData",
+    "RunRow",
+    "SecretRow",
+    "Session",
+    "Store",
+    "StoreSession",
+    "Workspace",
+    "stable_uuid",
+]
 
 
 class Store:
-    """The database file and its per-thread connections; every request works through a `Session`."""
+    """The database file and its per-thread connections; every request works through a `StoreSession`."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -121,7 +131,7 @@ class Store:
             self.signing_key = db.signing_key()
 
     @contextmanager
-    def session(self) -> Iterator[Session]:
+    def session(self) -> Iterator[StoreSession]:
         """A session on this thread's connection (autocommit: every read sees the latest commit)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
@@ -131,7 +141,7 @@ class Store:
             self._local.conn = conn
             with self._lock:
                 self._connections.append(conn)
-        yield Session(conn, self)
+        yield StoreSession(conn, self)
 
     def close(self) -> None:
         """Close every connection this store opened (each thread's)."""
@@ -155,7 +165,7 @@ class Store:
         return value
 
 
-class Session:
+class StoreSession:
     """A request's access to the store, on its thread's connection."""
 
     def __init__(self, conn: sqlite3.Connection, store: Store) -> None:
@@ -388,3 +398,7 @@ class Session:
         """Record a stop at simulated time `at`; False when the run was already stopped."""
         cur = self.conn.execute("UPDATE runs SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL", (at, run_id))
         return cur.rowcount > 0
+
+
+# The old name, kept only while api.py still imports it.
+Session = StoreSession

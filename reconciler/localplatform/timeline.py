@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..core.world import RunStatus
 from .simulator import Schedule, Slot
 
-ACTIVE = ("pending", "queued", "running")
 PRODUCED = ("passed", "failed", "errored")
 
 
@@ -21,13 +21,13 @@ def run_status(
 ) -> str:
     """The run's status from the schedule's phase times alone (cheap: no slots needed)."""
     if stopped_at is not None:
-        return "stopped"
+        return RunStatus.STOPPED
     if now < queued_at:
-        return "pending"
+        return RunStatus.PENDING
     if now < running_at:
-        return "queued"
+        return RunStatus.QUEUED
     if now < end_at:
-        return "running"
+        return RunStatus.RUNNING
     return final_status
 
 
@@ -52,14 +52,14 @@ def _cancelled(slot: Slot, at: float) -> Slot:
 
 
 def agent_status(schedule: Schedule, index: int, status: str, now: float, stopped_at: float | None) -> str:
-    if status in ("pending", "queued"):
+    if status in (RunStatus.PENDING, RunStatus.QUEUED):
         return status
     end = schedule.agent_end[index]
     if stopped_at is not None:
-        return schedule.agent_status[index] if end <= stopped_at else "stopped"
+        return schedule.agent_status[index] if end <= stopped_at else RunStatus.STOPPED
     if now >= end:
         return schedule.agent_status[index]
-    return "running"
+    return RunStatus.RUNNING
 
 
 @dataclass(frozen=True)
@@ -124,12 +124,12 @@ def events(
         out.append((slot.end, 3, order, Event(slot.end, level, "attempt", message, details)))
     for a in range(n_agents):
         end, final, why = schedule.agent_end[a], schedule.agent_status[a], schedule.agent_failure[a]
-        if final == "failed":
+        if final == RunStatus.FAILED:
             event = Event(end, "error", "agent", f"Agent {a + 1} failed: {why}", {"agent_index": a, "reason": why})
         else:
             event = Event(end, "info", "agent", f"Agent {a + 1} finished", {"agent_index": a})
         out.append((end, 4, a, event))
-    if schedule.final_status == "failed":
+    if schedule.final_status == RunStatus.FAILED:
         final_event = Event(
             schedule.end_at, "error", "finish", f"Run failed: {schedule.failure}", {"reason": schedule.failure}
         )

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import scoring
+from ..core.world import RunStatus
 from .api import Context
 from .catalog import BY_KEY, BenchmarkSpec
 from .runview import RunView, iso
@@ -13,7 +14,7 @@ from .store import LOCAL_EMAIL, LOCAL_USER, BenchmarkRow, RunRow
 
 
 def benchmark_entry(ctx: Context, row: BenchmarkRow, stats: tuple[int, int, RunRow] | None) -> dict[str, Any]:
-    """A list entry; `stats` = (run count, active runs, newest run) from `Session.benchmark_stats`."""
+    """A list entry; `stats` = (run count, active runs, newest run) from `StoreSession.benchmark_stats`."""
     spec = BY_KEY[row.key]
     count, running, newest = stats if stats is not None else (0, 0, None)
     latest = RunView(newest, ctx.db, ctx.now, ctx.public_base) if newest is not None else None
@@ -73,7 +74,7 @@ def leaderboard(runs: Sequence[RunView], spec: BenchmarkSpec, rank_by: scoring.R
     """Every eligible agent of every finished full/parity run, ranked by `scoring.leaderboard`."""
     entrants: list[scoring.Entrant] = []
     for view in runs:
-        if view.status != "finished" or view.row.selection == "filtered":
+        if view.status != RunStatus.FINISHED or view.row.selection == "filtered":
             continue
         expected = len(view.task_names) * view.attempts
         for agent, score in zip(view.agents, view.scores, strict=True):

@@ -1,6 +1,6 @@
 """The review of a pull request's spec changes, next to each spec's planned action and cost.
 
-Data in (`vcs.review.Review`, `core.plan.Plan`), text out: a Markdown section for the PR
+Data in (`core.review.Review`, `core.plan.Plan`), text out: a Markdown section for the PR
 comment and job summary, and plain lines for the terminal (`reconciler plan --base REF`).
 Field diffs sit in code fences longer than any backtick run in them, so no value in a spec
 can close the fence and inject Markdown or HTML (such as a forged comment marker).
@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from ..core.plan import Action, ActionKind, Plan
-from ..vcs.review import Review, SpecChange, format_value
+from ..core.review import Review, SpecChange, format_value
 from .plan_text import SYMBOLS, money
 from .templates import cell, code_cell
 

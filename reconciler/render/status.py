@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..engine.operations import StatusRow
+    from ..core.status import StatusRow
 
 HEADERS = ("SPEC", "RUN", "STATUS", "PROGRESS", "PASS@1", "SYNC")
 

@@ -70,7 +70,7 @@ def repo(tmp_path: Path, platform: ServedPlatform) -> Repo:
 
 
 def actions(doc: dict[str, object]) -> list[tuple[str, str]]:
-    return [(a["kind"], a["spec_id"]) for a in doc["actions"]]  # type: ignore[attr-defined,index]
+    return [(a["kind"], a["spec_id"]) for a in doc["actions"]]  # type: ignore[attr-defined]
 
 
 def test_after_apply_the_next_plan_has_no_changes(repo: Repo) -> None:

@@ -203,10 +203,13 @@ def test_the_results_comment_shows_each_agents_figures_recomputed_from_results_c
     for (harness, model), outcomes in now.items():
         [row] = [line for line in body.splitlines() if line.startswith(f"| {harness} · {model} |")]
         interval = scoring.pass_at_1(outcomes)
+        old_value = scoring.pass_at_1(before[(harness, model)]).value
+        assert interval.value is not None and interval.ci_low is not None and interval.ci_high is not None
+        assert old_value is not None
         assert f"| {100 * interval.value:.1f}% ({100 * interval.ci_low:.1f}% to {100 * interval.ci_high:.1f}%) |" in row
         old = before[(harness, model)]
         b, c = scoring.discordant_pairs(scoring.first_attempts(outcomes), scoring.first_attempts(old))
-        delta = interval.value - scoring.pass_at_1(old).value
+        delta = interval.value - old_value
         assert f"{100 * delta:+.1f} pp vs `{previous['run_name']}`" in row
         assert f"McNemar p = {scoring.mcnemar_exact_p(b, c):.3g} ({b} now-only, {c} before-only" in row
         assert re.search(r"\| \$\d[\d,]*\.\d{4} \| [\d,]+\.\d s \| [\d,]+ \| \d+( \(tied\))? \|", row), row

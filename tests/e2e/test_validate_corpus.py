@@ -27,6 +27,7 @@ import pytest
 from click.testing import CliRunner
 
 from reconciler.cli import root
+from reconciler.errors import CommandExit
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 BAD = CORPUS / "bad"
@@ -107,7 +108,10 @@ class Outcome:
 def validate(*args: str, env: dict[str, str | None] | None = None) -> Outcome:
     """Run `reconciler validate ARGS` in-process, in the current directory."""
     result = CliRunner().invoke(root, ["validate", *args], env={"GITHUB_ACTIONS": None, **(env or {})})
-    # A crash would surface here as an exception other than the command's own SystemExit.
+    # A crash would surface here as an exception other than the command's own exit, which
+    # `cli.main` turns into the process's exit code (CliRunner calls the group, not main).
+    if isinstance(result.exception, CommandExit):
+        return Outcome(result.exception.exit_code, result.stdout, result.stderr)
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return Outcome(result.exit_code, result.stdout, result.stderr)
 

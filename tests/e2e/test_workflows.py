@@ -55,7 +55,7 @@ EDITED_MODEL = "anthropic/claude-opus-4"
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 
 
-def load(path: Path) -> dict[str, Any]:
+def load(path: Path) -> dict[Any, Any]:  # yaml reads the key `on` as True
     data = yaml.safe_load(path.read_text())
     assert isinstance(data, dict)
     return data

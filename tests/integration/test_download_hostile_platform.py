@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -27,7 +28,7 @@ HOSTILE = [
 
 
 @pytest.fixture
-def hostile_run(tmp_path: Path) -> tuple[str, str, str]:
+def hostile_run(tmp_path: Path) -> Iterator[tuple[str, str, str]]:
     with served_platform(tmp_path / "p.sqlite3", "--test-hooks", "--speed", "100000") as (url, token):
         headers = {"Authorization": f"Bearer {token}", "X-Osmosis-Workspace": "w"}
         with httpx.Client(base_url=url, headers=headers) as api:

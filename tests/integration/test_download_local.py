@@ -69,7 +69,7 @@ def test_urls_that_expired_before_use_are_refreshed(tmp_path: Path) -> None:
             clock.now += 16 * 60  # every URL of the first batch is now past its 15 minutes
         return urls
 
-    client.get_download_urls = then_expire  # type: ignore[method-assign]
+    client.get_download_urls = then_expire  # type: ignore[method-assign,assignment]
     report = download(client, name, tmp_path / "out")
     assert report.status == "success"
     assert batches[0] == report.total_files and batches[1:] == [1] * report.total_files

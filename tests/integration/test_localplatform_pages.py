@@ -25,7 +25,7 @@ import pytest
 from reconciler.localplatform import create_app
 from reconciler.localplatform.catalog import BY_KEY
 from reconciler.localplatform.inprocess import InProcessTransport
-from reconciler.localplatform.pages import SESSION_COOKIE, WORKSPACE_COOKIE
+from reconciler.localplatform.pages_frame import SESSION_COOKIE, WORKSPACE_COOKIE
 
 TOKEN = "pages-token"
 API = "/api/cli"

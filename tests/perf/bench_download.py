@@ -35,6 +35,7 @@ import time
 import tracemalloc
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -222,7 +223,7 @@ def main() -> None:
     if not Path(TIME).exists():
         raise SystemExit(f"{TIME} (GNU time) is needed to measure the peak memory of curl and of our CLI")
     shapes = [(args.files, args.size), (max(1, args.files // 250), args.size * 250)]
-    results = []
+    results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-download-") as tmp:
         for files, size in shapes:
             work = Path(tmp) / f"{files}x{size}"

@@ -19,7 +19,7 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding=
 def test_each_command_has_a_help_page_with_a_description(name: str) -> None:
     result = CliRunner().invoke(root, [name, "--help"])
     assert result.exit_code == 0, result.output
-    command = LazyGroup.get_command(root, click.Context(root), name)  # type: ignore[arg-type]
+    command = LazyGroup.get_command(root, click.Context(root), name)
     assert command is not None and command.help and len(command.help.split()) >= 6
 
 

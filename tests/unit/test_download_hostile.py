@@ -78,7 +78,7 @@ def prepared(tmp_path: Path) -> tuple[Path, Path]:
 def test_each_hostile_path_is_refused_with_its_reason(tmp_path: Path) -> None:
     root, _ = prepared(tmp_path)
     report = download(hostile_platform(), root)
-    refused = {}
+    refused: dict[str, str] = {}
     for failure in report.files_failed:
         refused.setdefault(failure.path, failure.error)
     assert set(refused) == set(HOSTILE)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from typing import Any
 
 import pytest
 
@@ -214,7 +215,7 @@ def test_a_run_of_another_owner_with_the_same_spec_id_does_not_satisfy_the_spec(
         ({"benchmarks": {"tb": bench(required_secret_names=("HF_TOKEN",))}}, "secrets_missing"),
     ],
 )
-def test_a_submit_is_blocked_with_the_reason(obs_kw: dict[str, object], code: str) -> None:
+def test_a_submit_is_blocked_with_the_reason(obs_kw: dict[str, Any], code: str) -> None:
     (action,) = plan(Desired(runs=(spec(FULL),)), observed(**obs_kw)).actions
     assert action.kind is ActionKind.BLOCKED and action.blocked_by == code and not action.paid
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import tomllib
 
-from reconciler.vcs.review import MISSING, field_diff, format_value
+from reconciler.core.review import MISSING, field_diff, format_value
 
 
 def diff_lines(old: str, new: str) -> list[str]:

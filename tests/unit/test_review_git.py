@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.core.review import Review, SpecChange
 from reconciler.vcs.commit import GitError
-from reconciler.vcs.review import Review, SpecChange, review_changes
+from reconciler.vcs.review import review_changes
 
 COMPARE = """[experiment]
 benchmark = "terminal-bench-2-1"

@@ -6,9 +6,9 @@ import re
 
 from reconciler.core.cost import Cost
 from reconciler.core.plan import Action, ActionKind, Plan
+from reconciler.core.review import MISSING, FieldChange, Review, SpecChange
 from reconciler.render.plan_markdown import render_markdown
 from reconciler.render.review import render_review_markdown, render_review_text
-from reconciler.vcs.review import MISSING, FieldChange, Review, SpecChange
 
 COST = Cost(tasks=90, agents=2, attempts_per_task=1, attempts=180, estimated_usd=42.5, estimate_complete=True)
 

@@ -229,8 +229,10 @@ def test_redact_shows_at_most_three_characters_and_the_length(value: str, shown:
 @pytest.mark.parametrize("table", ["verifier", "secrets"])
 def test_a_secret_list_holds_at_most_sixteen_names(table: str) -> None:
     names = [f"NAME_{i}" for i in range(17)]
-    assert findings(config(**{table: {"required": names[:16]}})) == []
-    assert findings(config(**{table: {"required": names}})) == [(f"{table}.required", "SECRET_LIST_SIZE")]
+    sixteen: dict[str, Any] = {table: {"required": names[:16]}}
+    seventeen: dict[str, Any] = {table: {"required": names}}
+    assert findings(config(**sixteen)) == []
+    assert findings(config(**seventeen)) == [(f"{table}.required", "SECRET_LIST_SIZE")]
 
 
 # --- env names -----------------------------------------------------------------------------------
@@ -317,7 +319,7 @@ def test_an_unknown_harness_is_refused(harness: str) -> None:
 def test_only_cursor_cli_and_mini_swe_agent_take_their_own_harness_secret(
     harness: str | None, secret: str | None, expected: list[tuple[str, str]]
 ) -> None:
-    extra = {"harness_api_key_secret": secret} if secret is not None else {}
+    extra: dict[str, Any] = {"harness_api_key_secret": secret} if secret is not None else {}
     assert findings(config(agent(harness, **extra))) == expected
 
 
