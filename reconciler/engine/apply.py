@@ -76,6 +76,10 @@ class Applier:
         self.observed = observed
         # runs a renamed spec inherited (recorded earlier, or moved by this plan)
         self.aliases = dict(observed.moved)
+        self.seen_with: dict[Marker, frozenset[str]] = {}
+        for run in observed.runs:
+            if run.marker is not None:
+                self.seen_with[run.marker] = self.seen_with.get(run.marker, frozenset()) | {run.id}
         self.desired = {d.spec.id: d for d in session.desired.runs}
         self.gate = asyncio.Semaphore(parallelism)
         self.downloader = downloader
@@ -235,8 +239,13 @@ class Applier:
         )
 
     async def _find_marked_run(self, benchmark_id: str | None, marker: Marker) -> tuple[str, str] | None:
-        """The newest run carrying exactly this marker, asked of the platform."""
-        found = await self.session.ownership.marked_runs(benchmark_id, marker)
+        """The newest run carrying exactly this marker that the plan did not already see carrying it.
+
+        Asked of the platform. A run the plan saw with this marker is the one a `--replace` of the
+        same config submits again on purpose; any other (a racing machine's, or one the per-machine
+        cache wrongly took for someone else's) is adopted instead of paying twice."""
+        seen = self.seen_with.get(marker, frozenset())
+        found = [r for r in await self.session.ownership.marked_runs(benchmark_id, marker) if r.id not in seen]
         return (found[0].id, found[0].name or found[0].id) if found else None
 
     async def _settle_duplicates(
