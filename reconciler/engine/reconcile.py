@@ -52,7 +52,7 @@ async def reconcile(
     workspace: str | None = None,
     log: object = None,
 ) -> ReconcileResult:
-    from ..outputs.download import downloader_for
+    from .downloads import downloader_for
 
     say = log if callable(log) else (lambda _msg: None)
     prune = project.settings.apply.prune if prune is None else prune

@@ -123,7 +123,7 @@ def test_a_repository_template_overrides_the_packaged_one(reconciled: tuple[Path
 
 
 async def leaderboard_of(root: Path, ref: str) -> list[dict[str, Any]]:
-    from reconciler.osmosis.connect import connect
+    from reconciler.wiring import connect
 
     async with connect("local", root=root, token=None, workspace=None, git_identity=None) as client:
         detail = await client.get_benchmark(ref)

@@ -142,8 +142,8 @@ def check(folder: Path, count: int, total: int) -> None:
 
 async def engine_in_process(url: str, run: str, out: Path, jobs: int, *, traced: bool) -> tuple[float, int]:
     """(seconds, tracemalloc peak bytes or 0) of download_run in this process."""
+    from reconciler.engine.downloads import download_run
     from reconciler.osmosis.client import OsmosisClient
-    from reconciler.outputs.download import download_run
 
     async with OsmosisClient(url, token=TOKEN, workspace="bench") as client:
         if traced:

@@ -9,7 +9,7 @@ from typing import Any
 
 from reconciler.core.plan import Action, ActionKind
 from reconciler.engine.apply import ActionResult
-from reconciler.outputs.download import downloader_for
+from reconciler.engine.downloads import downloader_for
 
 from .download_fake import RUN_ID, RUN_NAME, FakePlatform, sample_files
 

@@ -25,7 +25,7 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePlatfo
         async with platform.client() as client:
             yield client
 
-    monkeypatch.setattr("reconciler.outputs.batch._client_only", client_only)
+    monkeypatch.setattr("reconciler.engine.download_targets._client_only", client_only)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "reconciler.toml").write_text('platform = "local"\nworkspace = "w"\n')
     yield platform

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.outputs.download import (
+from reconciler.engine.downloads import (
     NOT_YET,
     NOTHING,
     OMITTED,

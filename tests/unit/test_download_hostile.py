@@ -6,11 +6,11 @@ import asyncio
 import os
 from pathlib import Path
 
-import httpx
-
-from reconciler.outputs.download import DownloadReport, download_run
+from reconciler.engine.downloads import DownloadReport, download_run
+from reconciler.osmosis.transport import Response
 from reconciler.outputs.layout import run_dir_name
 from reconciler.outputs.paths import DUPLICATE, NOT_REQUESTED, OUTSIDE_LAYOUT, SYMLINK
+from tests.fake_transport import Broken, Sent
 
 from .download_fake import FAST_RETRY, RUN_ID, RUN_NAME, FakePlatform
 
@@ -120,8 +120,8 @@ def test_a_symlink_that_appears_during_the_download_is_not_followed_out(tmp_path
 
     answer = fake.handle
 
-    async def plant(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/download-urls"):  # after screening, before any folder is made
+    async def plant(request: Sent) -> Response | Broken:
+        if request.path.endswith("/download-urls"):  # after screening, before any folder is made
             (run_dir / "artifacts").mkdir(parents=True, exist_ok=True)
             (run_dir / "artifacts" / "r2").symlink_to(tmp_path / "outside", target_is_directory=True)
             (run_dir / "artifacts" / "r3").symlink_to(run_dir / "artifacts" / "r1", target_is_directory=True)

@@ -16,8 +16,8 @@ from starlette.routing import Route
 
 from reconciler.errors import ConfigError
 from reconciler.osmosis.client import OsmosisClient
-from reconciler.osmosis.connect import connect
 from reconciler.osmosis.retry import RetryPolicy
+from reconciler.wiring import connect
 
 
 @pytest.fixture

@@ -9,9 +9,8 @@
       │                          token: reconciler.outputs.index); nothing pending = no URL request
     POST download-urls        ─> batches of at most 500, each asked for while the one before is fetched
       │
-    GET each URL              ─> `jobs` transfers at once (reconciler.outputs.transfer), over
-      │                          raw keep-alive connections (reconciler.outputs.fastget) when
-      │                          the client allows it, else through open_presigned (httpx)
+    GET each URL              ─> `jobs` transfers at once (reconciler.outputs.transfer), each a
+      │                          streamed GET through OsmosisClient.open_presigned (no credentials)
       │
     report                    ─> success when every requested file is on disk, else partial;
                                  a success for a terminal run is recorded (layout.record_complete)
@@ -33,17 +32,16 @@ from ..errors import ReconcilerError
 from ..osmosis.errors import Conflict, NotFound, PlatformError
 from ..osmosis.models import PENDING_STATUSES, TERMINAL_STATUSES, DownloadUrls
 from ..osmosis.retry import RetryPolicy
-from .fastget import FastGet
-from .index import is_current, load_index, save_index
-from .layout import TYPES, record_complete, run_dir_name
-from .paths import Accepted, TypeSelectionError, parse_types, regular_size, screen
-from .transfer import FILE_RETRY, Outcome, Transfer, redact_urls
+from ..outputs.index import is_current, load_index, save_index
+from ..outputs.layout import TYPES, record_complete, run_dir_name
+from ..outputs.paths import Accepted, TypeSelectionError, parse_types, regular_size, screen
+from ..outputs.transfer import FILE_RETRY, Outcome, Transfer, redact_urls
+from .apply import ActionResult
 
 if TYPE_CHECKING:
     from ..core.plan import Action
-    from ..engine.apply import ActionResult
-    from ..engine.session import Session
     from ..osmosis.client import OsmosisClient
+    from .session import Session
 
 URL_BATCH = 500
 DEFAULT_TYPES: tuple[str, ...] = ("summary", "results")
@@ -228,11 +226,8 @@ async def _fetch_all(
             raise PlatformError(OMITTED)
         return match.url
 
-    # presigned GETs: raw keep-alive connections where possible, httpx (open_presigned) otherwise
-    direct = client.direct_fetch()
-    fast = FastGet(direct, client.open_presigned, max_idle=jobs) if direct is not None else None
     transfer = Transfer(
-        fast.open if fast is not None else client.open_presigned,
+        client.open_presigned,
         refresh,
         run_dir,
         retry=retry,
@@ -291,8 +286,6 @@ async def _fetch_all(
                 group.create_task(work())
     finally:
         transfer.close()
-        if fast is not None:
-            await fast.aclose()
     order = {item.path: n for n, item in enumerate(pending)}
     return sorted(results, key=lambda r: order[r[0].path])
 
@@ -356,7 +349,6 @@ def shown(path: str, root: Path) -> str:
 
 def downloader_for(session: Session) -> Callable[[Action], Awaitable[ActionResult]]:
     """What `reconciler apply` runs for a DOWNLOAD action: the action's types, into the repo."""
-    from ..engine.apply import ActionResult
 
     async def download(action: Action) -> ActionResult:
         if action.run_id is None:
