@@ -35,6 +35,7 @@ from .models import (
     LogPage,
     Manifest,
     Page,
+    PageMeta,
     RunDetail,
     RunItem,
     SecretRecord,
@@ -52,6 +53,7 @@ LOG_LIMIT = 200  # the platform's cap for log pages
 MAX_DOWNLOAD_BATCH = 500
 MAX_REDIRECTS = 20
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_PAGE_FIELDS = ("total_count", "has_more", "next_offset")
 DEFAULT_RETRY = RetryPolicy()
 _GIT_IDENTITY = re.compile(r"^[^/\s]+/[^/\s]+$")
 
@@ -276,8 +278,11 @@ class OsmosisClient:
                 f"The platform's answer to GET {path} has a `{key}` that is not a list", method="GET", path=path
             )
         items = tuple(_parse(model, item, "GET", path, f"{key}[{n}]") for n, item in enumerate(raw))
-        meta = _parse(Page[Any], {**data, "items": ()}, "GET", path, "page")
-        return Page(items=items, total_count=meta.total_count, has_more=meta.has_more, next_offset=meta.next_offset)
+        meta = _parse(PageMeta, {name: data.get(name) for name in _PAGE_FIELDS}, "GET", path, "page")
+        # built without validation: the items are parsed and the paging fields checked just above
+        return Page[M].model_construct(
+            items=items, total_count=meta.total_count, has_more=meta.has_more, next_offset=meta.next_offset
+        )
 
     async def _collect(self, path: str, key: str, model: type[M], params: Mapping[str, str]) -> list[M]:
         """Every item: follow `next_offset` until it is null or a page comes back empty.
