@@ -13,10 +13,12 @@
       │                          streamed GET through OsmosisClient.open_presigned (no credentials)
       │
     report                    ─> success when every requested file is on disk, else partial;
-                                 a success for a terminal run is recorded (layout.record_complete)
+                                 a success for a terminal run is recorded in the ledger
+                                 (reconciler.outputs.bookkeeping), which changes only when
+                                 something did: a download with nothing new writes nothing
 
 The folder is `output_dir`, else `output_root / run_dir_name(name, id)`. Nothing is ever
-created or written outside it.
+created or written outside it, except reconciler's ledger beside it (`.reconciler/<folder>.json`).
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ from ..errors import ReconcilerError
 from ..osmosis.errors import Conflict, NotFound, PlatformError
 from ..osmosis.models import PENDING_STATUSES, TERMINAL_STATUSES, DownloadUrls
 from ..osmosis.retry import RetryPolicy
-from ..outputs.index import is_current, load_index, save_index
-from ..outputs.layout import TYPES, record_complete, run_dir_name
+from ..outputs.bookkeeping import Ledger, load_ledger, save_ledger
+from ..outputs.index import is_current
+from ..outputs.layout import TYPES, run_dir_name
 from ..outputs.paths import Accepted, TypeSelectionError, parse_types, regular_size, screen
 from ..outputs.transfer import FILE_RETRY, Outcome, Transfer, redact_urls
 from .apply import ActionResult
@@ -162,7 +165,8 @@ async def download_run(
     pending: list[Accepted] = []
     skipped = 0
     breakdown: dict[str, TypeTotals] = {}
-    known = load_index(run_dir)
+    ledger = load_ledger(run_dir)
+    known = ledger.files if ledger.run_id in (None, info.id) else {}
     for item in accepted:
         totals = breakdown.get(item.type, TypeTotals())
         breakdown[item.type] = TypeTotals(files=totals.files + 1, bytes=totals.bytes + item.size)
@@ -178,13 +182,17 @@ async def download_run(
         done = await _fetch_all(client, info.id, run_dir, pending, jobs, overwrite, progress, retry)
     failures.extend(FileFailure(path=i.path, error=o.error) for i, o in done if o.error is not None)
     landed = [(i, o) for i, o in done if o.error is None]
-    save_index(run_dir, known, {i.path: i.token for i, _ in landed})
-
     ok = not failures
-    recorded = False
-    if ok and status in TERMINAL_STATUSES:
-        record_complete(run_dir, info.id, frozenset(wanted))
-        recorded = True
+    recorded = ok and status in TERMINAL_STATUSES
+    complete = ledger.types if ledger.run_id == info.id else frozenset()
+    save_ledger(
+        run_dir,
+        Ledger(
+            run_id=info.id,
+            types=complete | frozenset(wanted) if recorded else complete,
+            files={**known, **{i.path: i.token for i, _ in landed}},
+        ),
+    )
     report = DownloadReport(
         run=RunRef(id=info.id, name=name),
         run_status=status,

@@ -69,8 +69,6 @@ def test_a_partial_download_exits_1_and_lists_each_failure(
 def test_output_names_the_run_folder(fake: FakePlatform, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, _ = cli(capsys, RUN_NAME, "--output", "here")
     assert code == 0 and sorted(p.name for p in (tmp_path / "here").iterdir()) == [
-        ".reconciler-download.json",
-        ".reconciler-files.json",
         "results.csv",
         "summary.csv",
     ]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from reconciler.engine.downloads import DownloadReport, download_run
 from reconciler.osmosis.transport import Response
+from reconciler.outputs.bookkeeping import ledger_path
 from reconciler.outputs.layout import run_dir_name
 from reconciler.outputs.paths import DUPLICATE, NOT_REQUESTED, OUTSIDE_LAYOUT, SYMLINK
 from tests.fake_transport import Broken, Sent
@@ -94,12 +95,16 @@ def test_a_hostile_manifest_ends_partial_but_keeps_the_safe_files(tmp_path: Path
     assert (run_dir / "results.csv").read_bytes() == b"result_id\n"
 
 
-def test_nothing_is_written_outside_the_run_folder(tmp_path: Path) -> None:
+def test_nothing_is_written_outside_the_run_folder_but_its_ledger(tmp_path: Path) -> None:
     root, run_dir = prepared(tmp_path)
     before = snapshot(tmp_path, run_dir)
     fake = hostile_platform()
     download(fake, root)
-    assert snapshot(tmp_path, run_dir) == before
+    after = snapshot(tmp_path, run_dir)
+    ledger = ledger_path(run_dir)
+    assert after.pop(ledger.relative_to(tmp_path).as_posix()).startswith("{")
+    assert after.pop(ledger.parent.relative_to(tmp_path).as_posix()) == "<dir>"
+    assert after == before
     assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["keep.txt"]
     assert [p for p, _ in fake.file_requests] == ["results.csv"]
 
