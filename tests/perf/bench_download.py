@@ -176,8 +176,12 @@ def check(folder: Path, count: int, total: int) -> None:
 
 async def engine_in_process(url: str, run: str, out: Path, jobs: int, *, traced: bool) -> tuple[float, int]:
     """(seconds, tracemalloc peak bytes or 0) of download_run in this process."""
-    from reconciler.engine.downloads import download_run
     from reconciler.osmosis.client import OsmosisClient
+
+    try:
+        from reconciler.engine.downloads import download_run
+    except ImportError:  # the engine before its move into reconciler.engine
+        from reconciler.outputs.download import download_run  # type: ignore[no-redef,import-not-found]
 
     async with OsmosisClient(url, token=TOKEN, workspace="bench") as client:
         if traced:
