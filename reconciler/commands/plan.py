@@ -73,7 +73,6 @@ def command(
     from ..engine.operations import make_plan
     from ..errors import ExitCode, ReconcilerError
     from ..github.actions import in_actions
-    from ..render.plan_markdown import render_markdown
     from ..render.plan_text import plan_document, render_json, render_text
     from ..settings import load_project
     from ._common import run_async
@@ -124,6 +123,8 @@ def command(
             doc = {**plan_document(plan), "review": review.document()}
             click.echo(json.dumps(doc, indent=2, sort_keys=True))
     elif fmt == "markdown":
+        from ..render.plan_markdown import render_markdown  # jinja2: only this format pays for it
+
         click.echo(render_markdown(plan, repo_root=project.root, show_noop=show_noop, review=review_md), nl=False)
     else:
         style = click.style if sys.stdout.isatty() else None

@@ -40,7 +40,6 @@ from urllib.parse import quote, unquote, urlencode
 import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
-from starlette.routing import Route
 
 from ..core import scoring
 from . import pages_format
@@ -500,19 +499,3 @@ async def secrets(request: Request) -> Response:
             return page.render("secrets.html.j2", secrets=rows)
 
         return guarded(page, build)
-
-
-def routes() -> list[Route]:
-    """The page routes, registered after the API's; `/benchmarks/runs…` before `/benchmarks/{ref}`."""
-    from . import pages_run
-
-    return [
-        Route("/", home, methods=["GET"]),
-        Route("/static/{name}", static, methods=["GET"]),
-        Route("/favicon.ico", static, methods=["GET"]),
-        Route("/benchmarks", benchmarks, methods=["GET"]),
-        Route("/benchmarks/runs", runs, methods=["GET"]),
-        Route("/benchmarks/runs/{ref}", pages_run.run_page, methods=["GET"]),
-        Route("/benchmarks/{ref:path}", benchmark, methods=["GET"]),
-        Route("/secrets", secrets, methods=["GET"]),
-    ]
