@@ -7,14 +7,18 @@ to a URL: this module is imported when such a transport is built, never by a loc
 
 One aiohttp.ClientSession per transport, created on first use inside the running event loop
 (aiohttp binds a session to its loop). Redirects are never followed here. Proxies from the
-environment are honoured (trust_env), as curl and httpx do.
+environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) are honoured, as curl does; aiohttp's own
+`trust_env` is off because it would also add credentials from ~/.netrc to requests that must
+carry none (presigned GETs).
 """
 
 from __future__ import annotations
 
 import asyncio
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import aiohttp
 from yarl import URL
@@ -34,12 +38,13 @@ class AiohttpTransport:
         self._stream_timeout = aiohttp.ClientTimeout(total=None, sock_connect=connect_timeout, sock_read=read_timeout)
         self._limit = limit
         self._session: aiohttp.ClientSession | None = None
+        self._proxies = urllib.request.getproxies_environment()
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._limit, limit_per_host=self._limit),
-                trust_env=True,
+                trust_env=False,
                 auto_decompress=True,
                 skip_auto_headers=("Accept-Encoding",),  # only what the caller sets is sent
             )
@@ -55,6 +60,7 @@ class AiohttpTransport:
                 data=request.body,
                 allow_redirects=False,
                 timeout=timeout,
+                proxy=self._proxy(request.url),
             ) as answer:
                 body = await answer.read()
                 return Response(answer.status, Headers(answer.headers.items()), body)
@@ -71,6 +77,7 @@ class AiohttpTransport:
                 data=request.body,
                 allow_redirects=False,
                 timeout=self._stream_timeout,
+                proxy=self._proxy(request.url),
             )
             answer = await context.__aenter__()
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
@@ -82,6 +89,14 @@ class AiohttpTransport:
             raise
         finally:
             answer.release()
+
+    def _proxy(self, url: str) -> str | None:
+        if not self._proxies:
+            return None
+        parts = urlsplit(url)
+        if urllib.request.proxy_bypass_environment(parts.hostname or "", self._proxies):  # type: ignore[attr-defined]
+            return None
+        return self._proxies.get(parts.scheme) or self._proxies.get("all")
 
     async def aclose(self) -> None:
         if self._session is not None:

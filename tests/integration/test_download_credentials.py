@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 from reconciler.engine.downloads import download_run
@@ -65,7 +66,14 @@ class Recorder:
         return web.Response(body=FILES[request.match_info["path"]])
 
 
-def test_presigned_gets_carry_no_authorization_and_no_scope_header(tmp_path: Path) -> None:
+def test_presigned_gets_carry_no_authorization_and_no_scope_header(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a ~/.netrc entry for the host must not turn into Basic credentials on a presigned GET
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password hunter2\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
     recorder = Recorder()
 
     async def go() -> str:
@@ -78,14 +86,14 @@ def test_presigned_gets_carry_no_authorization_and_no_scope_header(tmp_path: Pat
         try:
             async with OsmosisClient(recorder.base, token=TOKEN, workspace="team") as client:
                 report = await download_run(
-                    client, run="bright-otter", types=("summary", "results", "logs"), output_root=tmp_path
+                    client, run="bright-otter", types=("summary", "results", "logs"), output_root=tmp_path / "out"
                 )
         finally:
             await runner.cleanup()
         return report.status
 
     assert asyncio.run(go()) == "success"
-    run_dir = tmp_path / run_dir_name(RUN["name"], RUN["id"])
+    run_dir = tmp_path / "out" / run_dir_name(RUN["name"], RUN["id"])
     assert {p: (run_dir / p).read_bytes() for p in FILES} == FILES
     assert len(recorder.files) == 4  # three files, one of them through a redirect
     for headers in recorder.files:
