@@ -96,6 +96,8 @@ class OsmosisClient:
 
             transport = AiohttpTransport(timeout=timeout)
         self._transport = transport
+        own = urlsplit(self.base_url)
+        self._origin = (own.scheme, own.hostname, own.port)  # presigned hops may come back here over http
         self._session = Session(
             self.base_url,
             token=_checked_token(token),
@@ -242,8 +244,7 @@ class OsmosisClient:
             raise ProtocolError("The platform returned an invalid download URL (<redacted URL>)")
         if scheme == "https" or is_loopback(host):
             return
-        own = urlsplit(self.base_url)
-        if (scheme, host, port) == (own.scheme, own.hostname, own.port):
+        if (scheme, host, port) == self._origin:
             return
         raise ProtocolError(f"Refusing a download URL over {scheme} to {host}: only https is allowed")
 
