@@ -3,6 +3,8 @@
     .osmosis/benchmarks/<run-dir>/...                  the platform's fixed layout, nothing else
     .osmosis/benchmarks/.reconciler/<run-dir>.json     {"run_id", "types", "files"}
 
+(No run folder can be named `.reconciler`: run_dir_name never starts a name with a dot.)
+
 - `types`: output types completely downloaded for a terminal run (written only when every
   file of those types landed); `reconciler plan` reads it to know what is on disk.
 - `files`: the manifest token each file we wrote came from. The official rule skips a file
