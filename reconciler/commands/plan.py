@@ -138,6 +138,7 @@ def command(
 
     if github is not None:
         from ..github.publish import publish_plan
+        from ..render.plan_markdown import render_markdown
 
         sticky = publish_plan(
             github,
