@@ -116,9 +116,9 @@ def command(
             return False
         return True
 
+    from ..engine.downloads import downloader_for
     from ..engine.rendering import renderer_for
     from ..github.results import submitting_commit
-    from ..outputs.download import downloader_for
 
     with project_lock(project, timeout=lock_timeout):
         result = run_async(

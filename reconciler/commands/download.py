@@ -10,8 +10,8 @@ from ._common import platform_options
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from ..outputs.batch import BatchReport, Target
-    from ..outputs.download import DownloadReport
+    from ..engine.download_targets import BatchReport, Target
+    from ..engine.downloads import DownloadReport
 
 
 @click.command("download")
@@ -51,8 +51,8 @@ def command(
     file resumes where it stopped. Manifest paths outside the run folder's
     fixed layout are refused and reported. Exit 1 when any run ended partial.
     """
+    from ..engine.downloads import human_bytes, shown, summary_line
     from ..errors import PartialFailure, UsageError
-    from ..outputs.download import human_bytes, shown, summary_line
     from ..outputs.paths import TypeSelectionError, parse_types
     from ..settings import load_project
     from ._common import run_async, stderr_is_tty
@@ -80,7 +80,7 @@ def command(
             click.echo(f"  resumed {human_bytes(report.bytes_resumed)} from interrupted transfers")
 
     async def go(bar: _Bar | None) -> BatchReport:
-        from ..outputs.batch import download_command
+        from ..engine.download_targets import download_command
 
         return await download_command(
             project,

@@ -78,7 +78,6 @@ def command(
     from ..engine.operations import make_plan
     from ..errors import ExitCode, ReconcilerError
     from ..github.actions import in_actions
-    from ..render.plan_markdown import render_markdown
     from ..render.plan_text import fresh_local_note, plan_document, render_json, render_text
     from ..settings import LOCAL_PLATFORM, load_project, resolve_platform
     from ._common import run_async
@@ -132,6 +131,8 @@ def command(
             doc = {**plan_document(plan), "review": review.document()}
             click.echo(json.dumps(doc, indent=2, sort_keys=True))
     elif fmt == "markdown":
+        from ..render.plan_markdown import render_markdown  # jinja2: only this format pays for it
+
         click.echo(render_markdown(plan, repo_root=project.root, show_noop=show_noop, review=review_md), nl=False)
     else:
         style = click.style if sys.stdout.isatty() else None
@@ -155,6 +156,7 @@ def command(
 
     if github is not None:
         from ..github.publish import publish_plan
+        from ..render.plan_markdown import render_markdown
 
         sticky = publish_plan(
             github,

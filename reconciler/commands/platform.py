@@ -32,6 +32,12 @@ def command() -> None:
 )
 @click.option("--latency-ms", default=0.0, type=click.FloatRange(min=0), help="Fault: added latency per request.")
 @click.option(
+    "--output-latency-ms",
+    default=0.0,
+    type=click.FloatRange(min=0),
+    help="Fault: added latency per output file GET only (a WAN-like bucket).",
+)
+@click.option(
     "--error-rate", default=0.0, type=click.FloatRange(0, 1), help="Fault: fraction of requests answered 503."
 )
 @click.option(
@@ -58,6 +64,7 @@ def serve(
     seed: int,
     speed: float,
     latency_ms: float,
+    output_latency_ms: float,
     error_rate: float,
     rate_limit: float | None,
     truncate_rate: float,
@@ -78,6 +85,7 @@ def serve(
 
     faults = Faults(
         latency_ms=latency_ms,
+        output_latency_ms=output_latency_ms,
         error_rate=error_rate,
         rate_limit_per_second=rate_limit,
         truncate_rate=truncate_rate,

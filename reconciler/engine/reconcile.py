@@ -64,7 +64,7 @@ async def reconcile(
     progress: RunProgress | None = None,
 ) -> ReconcileResult:
     """One pass of the scheduled job; `log` hears every change (and, when verbose, every unchanged file)."""
-    from ..outputs.download import downloader_for
+    from .downloads import downloader_for
 
     say = log if callable(log) else (lambda _msg: None)
     prune = project.settings.apply.prune if prune is None else prune

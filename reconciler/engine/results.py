@@ -24,10 +24,10 @@ from pydantic import BaseModel, ConfigDict
 from ..core.run_results import AgentResults, Comparison, ResultsError, comparisons, parse_results
 from ..core.world import Observed, ObservedRun
 from ..errors import ReconcilerError
-from ..outputs.download import download_run
 from ..outputs.layout import run_dir_name
 from ..render.leaderboard import Row, parse_rows
 from ..specs.models import BenchmarkSpec, RunSpec
+from .downloads import download_run
 from .session import Session
 from .state import State
 

@@ -99,7 +99,7 @@ def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:
 async def open_session(
     project: Project, *, platform_flag: str | None = None, workspace_flag: str | None = None
 ) -> AsyncIterator[Session]:
-    from ..osmosis.connect import connect
+    from ..wiring import connect
 
     desired, specs = load_desired(project)
     platform = resolve_platform(project, platform_flag)

@@ -34,7 +34,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from . import pages, routes_benchmarks, routes_outputs, routes_runs, routes_secrets, testhooks
+from . import page_routes, routes_benchmarks, routes_outputs, routes_runs, routes_secrets, testhooks
 from .api import ApiError, Platform, error_response
 from .faults import Faults, FaultsMiddleware
 from .outputs import OutputCache
@@ -105,7 +105,7 @@ def routes() -> list[Route]:
         Route(f"{base}/environment-secrets", routes_secrets.set_secret, methods=["POST"]),
         Route(f"{base}/environment-secrets", routes_secrets.delete_secret, methods=["DELETE"]),
         Route(f"{FILES_PREFIX}/{{run_id}}/{{path:path}}", routes_outputs.output_file, methods=["GET"]),
-        *pages.routes(),  # the web pages at the addresses `platform_url` names
+        *page_routes.routes(),  # the web pages at the addresses `platform_url` names
         *testhooks.routes(),  # answer 404 unless the app was started with test hooks
     ]
 

@@ -1,6 +1,8 @@
 """Fault knobs for tests and benchmarks, applied as one ASGI middleware.
 
 - `latency_ms`: every request waits this long first (asyncio.sleep).
+- `output_latency_ms`: file downloads (`/outputs/...`) wait this long first, on top of
+  `latency_ms`: a bucket far away while the API is near.
 - `rate_limit_per_second`: a token bucket (capacity max(1, rate), refilled on the injected
   clock); an empty bucket answers 429 with `Retry-After: <whole seconds>`.
 - `error_rate`: a seeded fraction of requests answers 503 JSON.
@@ -28,6 +30,7 @@ from .signing import FILES_PREFIX
 @dataclass(frozen=True)
 class Faults:
     latency_ms: float = 0.0
+    output_latency_ms: float = 0.0
     error_rate: float = 0.0
     rate_limit_per_second: float | None = None  # None or 0: unlimited
     truncate_rate: float = 0.0
@@ -35,7 +38,13 @@ class Faults:
 
     @property
     def active(self) -> bool:
-        return bool(self.latency_ms or self.error_rate or self.rate_limit_per_second or self.truncate_rate)
+        return bool(
+            self.latency_ms
+            or self.output_latency_ms
+            or self.error_rate
+            or self.rate_limit_per_second
+            or self.truncate_rate
+        )
 
 
 def _json(status: int, message: str, code: str, extra_headers: list[tuple[bytes, bytes]]) -> tuple[Message, Message]:
@@ -79,6 +88,8 @@ class FaultsMiddleware:
             return
         if self.faults.latency_ms:
             await asyncio.sleep(self.faults.latency_ms / 1000.0)
+        if self.faults.output_latency_ms and str(scope.get("path", "")).startswith(FILES_PREFIX + "/"):
+            await asyncio.sleep(self.faults.output_latency_ms / 1000.0)
         wait = self._take_token()
         if wait is not None:
             retry = str(max(1, math.ceil(wait))).encode()

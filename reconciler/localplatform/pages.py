@@ -31,10 +31,8 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
 
 from ..core import scoring
-from . import pages_run
 from .api import Context
 from .catalog import BY_KEY
 from .pages_frame import guarded, offset_param, page_route, page_scope, static_file
@@ -245,17 +243,3 @@ async def secrets(request: Request) -> Response:
             return page.render("secrets.html.j2", secrets=rows)
 
         return guarded(page, build)
-
-
-def routes() -> list[Route]:
-    """The page routes, registered after the API's; `/benchmarks/runs…` before `/benchmarks/{ref}`."""
-    return [
-        Route("/", home, methods=["GET"]),
-        Route("/static/{name}", static, methods=["GET"]),
-        Route("/favicon.ico", static, methods=["GET"]),
-        Route("/benchmarks", benchmarks, methods=["GET"]),
-        Route("/benchmarks/runs", runs, methods=["GET"]),
-        Route("/benchmarks/runs/{ref}", pages_run.run_page, methods=["GET"]),
-        Route("/benchmarks/{ref:path}", benchmark, methods=["GET"]),
-        Route("/secrets", secrets, methods=["GET"]),
-    ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ..core.world import ACTIVE, HAS_OUTPUTS, RunStatus
@@ -20,6 +20,7 @@ from .store import RunData, RunRow, StoreSession, stable_uuid
 from .timeline import agent_status, cutoff, results, run_status
 
 
+@lru_cache(maxsize=1 << 16)  # the same runs' times are formatted on every page that lists them
 def iso(timestamp: float) -> str:
     """Epoch seconds -> `2026-01-02T03:04:05.678Z`."""
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -172,6 +173,11 @@ class RunView:
 
     def agent_status(self, index: int) -> str:
         return agent_status(self.schedule, index, self.status, self.now, self.stopped_at)
+
+    @property
+    def settled(self) -> bool:
+        """The run has ended (finished, failed or stopped): nothing about it changes any more."""
+        return self._final or self.stopped_at is not None
 
     @property
     def _final(self) -> bool:

@@ -103,6 +103,8 @@ _RUN_COLUMNS = (
 )
 
 
+LISTED_ITEMS = 20_000  # settled run items kept serialized (about 0.6 kB each)
+
 __all__ = [
     "BenchmarkRow",
     "RunData",
@@ -123,6 +125,7 @@ class Store:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._memo: OrderedDict[tuple[object, ...], object] = OrderedDict()
+        self._listed: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
         self._lock = threading.Lock()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -162,6 +165,24 @@ class Store:
             self._memo[key] = value
             while len(self._memo) > 512:
                 self._memo.popitem(last=False)
+        return value
+
+    def listed(self, key: tuple[object, ...], render: Callable[[], bytes]) -> bytes:
+        """A settled run's list item as JSON bytes, rendered once per key, LRU-bounded.
+
+        Listing is the busiest endpoint (a plan reads every page); a run that has ended never
+        changes, so its item is serialized once instead of on every page that shows it.
+        """
+        with self._lock:
+            found = self._listed.get(key)
+            if found is not None:
+                self._listed.move_to_end(key)
+                return found
+        value = render()
+        with self._lock:
+            self._listed[key] = value
+            while len(self._listed) > LISTED_ITEMS:
+                self._listed.popitem(last=False)
         return value
 
 

@@ -1,6 +1,10 @@
-"""The Osmosis platform API client: the only package that speaks httpx to the platform.
+"""The Osmosis platform API client: the only package that speaks HTTP to the platform.
 
-from reconciler.osmosis import connect
+All I/O goes through one transport port (reconciler.osmosis.transport): aiohttp for URLs, an
+in-process ASGI call for an app in this process. The local platform is wired in by
+reconciler.wiring, never imported here.
+
+from reconciler.wiring import connect
 async with connect(platform, root=root, token=token, workspace=None, git_identity=identity) as osmosis:
     runs = await osmosis.list_runs()
 """

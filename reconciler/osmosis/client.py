@@ -17,15 +17,12 @@ import asyncio
 import functools
 import logging
 import re
-import ssl
-import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
+from urllib.parse import urljoin, urlsplit
 
-import httpx
 from pydantic import BaseModel, ValidationError
 
 from .. import __version__
@@ -38,6 +35,7 @@ from .models import (
     LogPage,
     Manifest,
     Page,
+    PageMeta,
     RunDetail,
     RunItem,
     SecretRecord,
@@ -45,6 +43,7 @@ from .models import (
 )
 from .retry import RetryPolicy
 from .session import Session
+from .transport import Request, StreamedResponse, Transport, TransportError
 from .urls import is_loopback, normalize_base_url, require_secure, segment
 
 logger = logging.getLogger("reconciler.osmosis")
@@ -52,24 +51,13 @@ logger = logging.getLogger("reconciler.osmosis")
 PAGE_LIMIT = 50  # the platform's cap for list pages
 LOG_LIMIT = 200  # the platform's cap for log pages
 MAX_DOWNLOAD_BATCH = 500
+MAX_REDIRECTS = 20
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_PAGE_FIELDS = ("total_count", "has_more", "next_offset")
 DEFAULT_RETRY = RetryPolicy()
 _GIT_IDENTITY = re.compile(r"^[^/\s]+/[^/\s]+$")
 
 SecretScope = Literal["workspace", "user"]
-
-
-@dataclass(frozen=True)
-class DirectFetch:
-    """What a raw-socket fetcher needs to GET presigned URLs the way `open_presigned` does.
-
-    `hop_allowed(scheme, host, port)` is the rule every presigned hop follows (port None for the
-    scheme's default); `ssl_context()` builds a context verifying exactly as the httpx client
-    does (certifi, or SSL_CERT_FILE / SSL_CERT_DIR).
-    """
-
-    user_agent: str
-    hop_allowed: Callable[[str, str, int | None], bool]
-    ssl_context: Callable[[], ssl.SSLContext]
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -78,7 +66,7 @@ M = TypeVar("M", bound=BaseModel)
 class OsmosisClient:
     """The platform, one workspace scope, one token. Use it as an async context manager."""
 
-    page_concurrency = 8  # listing 10,000 runs is 200 pages: latency, not bandwidth, is the cost
+    page_concurrency = 16  # listing 10,000 runs is 200 pages: latency, not bandwidth, is the cost
     """How many list pages are fetched at once once the first page gave `total_count`."""
 
     def __init__(
@@ -88,19 +76,28 @@ class OsmosisClient:
         token: str | None,
         workspace: str | None = None,
         git_identity: str | None = None,
-        transport: httpx.AsyncBaseTransport | None = None,
+        transport: Transport | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         timeout: float = 30.0,
         user_agent: str = f"reconciler/{__version__}",
         on_warning: Callable[[str], None] | None = None,
         allow_insecure: bool = False,
     ) -> None:
-        """`allow_insecure` skips the https check: only for an in-process app (connect("local"))."""
+        """`transport`: how requests travel (reconciler.osmosis.transport); by default the network,
+        through aiohttp. `allow_insecure` skips the https check: only for an in-process app."""
         self.base_url = normalize_base_url(base_url)
         if not allow_insecure:
             require_secure(self.base_url)
         self._user_agent = user_agent
         self.scope = _scope_header(workspace, git_identity)
+        if transport is None:
+            # imported here: only a client that talks to a URL pays for aiohttp's import
+            from .aiohttp_transport import AiohttpTransport
+
+            transport = AiohttpTransport(timeout=timeout)
+        self._transport = transport
+        own = urlsplit(self.base_url)
+        self._origin = (own.scheme, own.hostname, own.port)  # presigned hops may come back here over http
         self._session = Session(
             self.base_url,
             token=_checked_token(token),
@@ -111,8 +108,6 @@ class OsmosisClient:
             user_agent=user_agent,
             on_warning=on_warning or logger.warning,
         )
-        self._transport = transport
-        self._presigned: httpx.AsyncClient | None = None  # built on first use: downloads may never need it
 
     def __repr__(self) -> str:
         return f"OsmosisClient(base_url={self.base_url!r}, {self.scope[0]}={self.scope[1]!r})"
@@ -127,8 +122,6 @@ class OsmosisClient:
 
     async def aclose(self) -> None:
         await self._session.aclose()
-        if self._presigned is not None:
-            await self._presigned.aclose()
 
     # --- benchmarks ---
 
@@ -210,65 +203,50 @@ class OsmosisClient:
         body = {"items": [{"path": p, **({"token": t} if t is not None else {})} for p, t in items]}
         return _parse(DownloadUrls, await self._session.call("POST", path, body=body), "POST", path, "download-urls")
 
-    @property
-    def http_client(self) -> httpx.AsyncClient:
-        """The credential-free client behind `open_presigned` (no Authorization, no scope header)."""
-        if self._presigned is None:
-            self._presigned = httpx.AsyncClient(
-                transport=self._transport,
-                timeout=httpx.Timeout(600.0, connect=30.0),
-                follow_redirects=True,
-                max_redirects=20,
-                headers={"User-Agent": self._user_agent, "Accept-Encoding": "identity"},
-                event_hooks={"request": [self._check_presigned_hop]},
-            )
-        return self._presigned
-
     @asynccontextmanager
     async def open_presigned(
         self, url: str, *, headers: Mapping[str, str] | None = None
-    ) -> AsyncIterator[httpx.Response]:
+    ) -> AsyncIterator[StreamedResponse]:
         """The one door for presigned fetches: a streamed GET with no credentials.
 
         `async with client.open_presigned(url, headers={"Range": "bytes=10-"}) as response:`
-        then read `response.status_code` and `response.aiter_bytes()`. Redirects are followed
-        (at most 20), each hop https, loopback or this platform's own origin. Network failures,
-        also while reading the body inside the block, raise PlatformUnreachable; the URL is
-        never put in a message (it carries a signature).
+        then read `response.status` and `response.chunks()`. Only `User-Agent`,
+        `Accept-Encoding: identity` and the given headers are sent: never the token, never the
+        scope header. Redirects are followed (at most 20), each hop https, loopback or this
+        platform's own origin. Network failures, also while reading the body inside the block,
+        raise PlatformUnreachable; the URL is never put in a message (it carries a signature).
         """
         if headers and any(name.lower() == "authorization" for name in headers):
             raise ValueError("presigned fetches carry no Authorization header")
+        sent = {"User-Agent": self._user_agent, "Accept-Encoding": "identity", **(headers or {})}
         try:
-            async with self.http_client.stream("GET", url, headers=headers) as response:
-                yield response
-        except httpx.InvalidURL:
+            for _ in range(MAX_REDIRECTS + 1):
+                self._check_presigned_hop(url)
+                async with self._transport.stream(Request("GET", url, sent)) as response:
+                    location = response.headers.get("Location") if response.status in _REDIRECTS else None
+                    if location is None:
+                        yield response
+                        return
+                url = urljoin(url, location.strip())
+        except TransportError as exc:
+            if exc.kind == "invalid":
+                raise ProtocolError("The platform returned an invalid download URL (<redacted URL>)") from None
+            raise PlatformUnreachable(f"Could not fetch <redacted URL>: {exc.detail.split(':')[0]}") from None
+        raise ProtocolError(f"A download URL redirected more than {MAX_REDIRECTS} times")
+
+    def _check_presigned_hop(self, url: str) -> None:
+        try:
+            parts = urlsplit(url)
+            scheme, host, port = parts.scheme.lower(), (parts.hostname or ""), parts.port
+        except ValueError:
             raise ProtocolError("The platform returned an invalid download URL (<redacted URL>)") from None
-        except httpx.RequestError as exc:
-            raise PlatformUnreachable(f"Could not fetch <redacted URL>: {type(exc).__name__}") from exc
-
-    def direct_fetch(self) -> DirectFetch | None:
-        """How to fetch presigned URLs without httpx, or None when they must go through it.
-
-        None when a transport was injected (an in-process app, a mock: there is no network to
-        reach) or when the environment configures a proxy (httpx honours it; a raw socket would not).
-        """
-        if self._transport is not None or any(k in urllib.request.getproxies() for k in ("http", "https", "all")):
-            return None
-        return DirectFetch(
-            user_agent=self._user_agent, hop_allowed=self._presigned_hop_allowed, ssl_context=httpx.create_ssl_context
-        )
-
-    def _presigned_hop_allowed(self, scheme: str, host: str, port: int | None) -> bool:
+        if scheme not in ("http", "https") or not host:
+            raise ProtocolError("The platform returned an invalid download URL (<redacted URL>)")
         if scheme == "https" or is_loopback(host):
-            return True
-        own = httpx.URL(self.base_url)
-        return (scheme, host, port) == (own.scheme, own.host, own.port)
-
-    async def _check_presigned_hop(self, request: httpx.Request) -> None:
-        url = request.url
-        if self._presigned_hop_allowed(url.scheme, url.host, url.port):
             return
-        raise ProtocolError(f"Refusing a download URL over {url.scheme} to {url.host}: only https is allowed")
+        if (scheme, host, port) == self._origin:
+            return
+        raise ProtocolError(f"Refusing a download URL over {scheme} to {host}: only https is allowed")
 
     # --- secrets ---
 
@@ -301,8 +279,11 @@ class OsmosisClient:
                 f"The platform's answer to GET {path} has a `{key}` that is not a list", method="GET", path=path
             )
         items = tuple(_parse(model, item, "GET", path, f"{key}[{n}]") for n, item in enumerate(raw))
-        meta = _parse(Page[Any], {**data, "items": ()}, "GET", path, "page")
-        return Page(items=items, total_count=meta.total_count, has_more=meta.has_more, next_offset=meta.next_offset)
+        meta = _parse(PageMeta, {name: data.get(name) for name in _PAGE_FIELDS}, "GET", path, "page")
+        # built without validation: the items are parsed and the paging fields checked just above
+        return Page[M].model_construct(
+            items=items, total_count=meta.total_count, has_more=meta.has_more, next_offset=meta.next_offset
+        )
 
     async def _collect(self, path: str, key: str, model: type[M], params: Mapping[str, str]) -> list[M]:
         """Every item: follow `next_offset` until it is null or a page comes back empty.

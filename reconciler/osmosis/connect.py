@@ -1,19 +1,26 @@
-"""From settings to a client: the embedded local platform or a real URL."""
+"""From settings to a client: a platform URL, or a transport the caller wires in for "local".
+
+The client knows no emulator: `platform = "local"` is served by whatever transport the
+composition root (reconciler.wiring) hands over as `local_transport`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-
-import httpx
 
 from ..errors import ConfigError
 from .client import OsmosisClient
 from .retry import RetryPolicy
+from .transport import Transport
 from .urls import normalize_base_url
 
 LOCAL_PLATFORM = "local"
 LOCAL_BASE_URL = "http://local.osmosis"
 LOCAL_WORKSPACE = "local"
+
+LocalTransport = Callable[[Path], Transport]
+"""The in-process platform of a project folder, as a transport (given the project root)."""
 
 
 def local_database(root: Path) -> Path:
@@ -28,21 +35,17 @@ def connect(
     workspace: str | None,
     git_identity: str | None,
     retry: RetryPolicy | None = None,
+    local_transport: LocalTransport | None = None,
 ) -> OsmosisClient:
-    """A client for `platform`: "local" (the in-process local platform) or a URL.
+    """A client for `platform`: "local" (through `local_transport`) or a URL.
 
-    The local platform runs inside this process over `root/.osmosis/local-platform.sqlite3`;
-    it needs no token (none is sent) and, with no scope given, uses the workspace "local".
-    A remote platform needs a token (callers read OSMOSIS_TOKEN) and a scope.
+    The local platform needs no token (none is sent) and, with no scope given, uses the
+    workspace "local". A remote platform needs a token (callers read OSMOSIS_TOKEN) and a scope.
     """
     retry = retry or RetryPolicy()
     if platform.strip() == LOCAL_PLATFORM:
-        # Imported here: the local platform (starlette, sqlite) loads only when it is used.
-        from ..localplatform.app import create_app
-
-        database = local_database(root)
-        database.parent.mkdir(parents=True, exist_ok=True)
-        app = create_app(database)
+        if local_transport is None:
+            raise ConfigError('platform = "local" is not available here', hint="set `platform` to the platform's URL")
         if workspace is None and git_identity is None:
             workspace = LOCAL_WORKSPACE
         return OsmosisClient(
@@ -50,7 +53,7 @@ def connect(
             token=None,
             workspace=workspace,
             git_identity=git_identity,
-            transport=httpx.ASGITransport(app=app, raise_app_exceptions=False),
+            transport=local_transport(root),
             retry=retry,
             allow_insecure=True,
         )

@@ -424,10 +424,15 @@ class SecretRecord(WireModel):
     platform_url: str | None = None
 
 
-class Page(WireModel, Generic[T]):
-    """One page of a list answer; `next_offset` is None at the end."""
+class PageMeta(WireModel):
+    """The paging fields of a list answer, read once per page (the items are parsed apart)."""
 
-    items: tuple[T, ...] = ()
     total_count: Annotated[int, BeforeValidator(_default_if_none(0))] = 0
     has_more: FalseIfNone = False
     next_offset: int | None = None
+
+
+class Page(PageMeta, Generic[T]):
+    """One page of a list answer; `next_offset` is None at the end."""
+
+    items: tuple[T, ...] = ()

@@ -2,10 +2,10 @@
 
 Retry rules (the backoff itself is reconciler.osmosis.retry):
 
-    outcome                                   ordinary call        submit
-    no connection made (ConnectError,         retry                retry
-      ConnectTimeout, PoolTimeout)
-    any other network error or timeout        retry                SubmitOutcomeUnknown
+    outcome (TransportError.kind)             ordinary call        submit
+    no connection made (not_sent)             retry                retry
+    the request cannot be sent (invalid)      typed error          typed error
+    a timeout or a broken connection          retry                SubmitOutcomeUnknown
     429 Too Many Requests                     retry (Retry-After)  retry (Retry-After)
     5xx                                       retry (503: R-A)     SubmitOutcomeUnknown
     2xx whose body is not valid JSON          retry                SubmitOutcomeUnknown
@@ -24,8 +24,7 @@ import logging
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import httpx
+from urllib.parse import quote, urlencode
 
 from .errors import (
     PlatformError,
@@ -36,11 +35,10 @@ from .errors import (
     redact,
 )
 from .retry import RetryPolicy, parse_retry_after
+from .transport import Request, Response, Transport, TransportError
 
 logger = logging.getLogger("reconciler.osmosis")
 
-_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
-_NEVER_SENT_PERMANENT = (httpx.UnsupportedProtocol, httpx.LocalProtocolError)
 _VERSION_WARNINGS = {
     "upgrade_available": "A newer Osmosis client version is available; consider upgrading reconciler.",
     "deprecated": "The Osmosis platform has deprecated this client version; upgrade reconciler soon.",
@@ -63,7 +61,7 @@ class Session:
         *,
         token: str | None,
         scope: tuple[str, str],
-        transport: httpx.AsyncBaseTransport | None,
+        transport: Transport,
         retry: RetryPolicy,
         timeout: float,
         user_agent: str,
@@ -77,7 +75,8 @@ class Session:
             "User-Agent": user_agent,
             scope[0]: scope[1],
         }
-        self._http = httpx.AsyncClient(transport=transport, timeout=timeout, follow_redirects=False)
+        self._http = transport
+        self._timeout = timeout
         self._retry = retry
         self._on_warning = on_warning
         self._version_warned = False
@@ -140,22 +139,27 @@ class Session:
         read_body: bool,
         known: Collection[str],
     ) -> dict[str, Any] | _Failure:
+        url = self.base_url + path + (f"?{urlencode(params, quote_via=quote)}" if params else "")
         try:
-            response = await self._http.request(
-                method, self.base_url + path, params=params, content=content, headers=headers
-            )
-        except httpx.TransportError as exc:
+            response = await self._http.send(Request(method, url, headers, content, self._timeout))
+        except TransportError as exc:
             return self._transport_failure(exc, method, path, submit, known)
         self._note_version(response)
-        status = response.status_code
-        if response.is_success:
-            if not read_body or status == 204 or not response.content.strip():
+        status = response.status
+        if 200 <= status < 300:
+            if not read_body or status == 204 or not response.body.strip():
                 return {}
             return _decode_success(response, method, path, submit)
         body = _lenient_body(response)
         retry_after = parse_retry_after(response.headers.get("Retry-After")) if status in (429, 503) else None
         error = error_from_response(
-            status, body, response.text, method=method, path=path, retry_after=retry_after, secrets=known
+            status,
+            body,
+            response.body.decode("utf-8", "replace"),
+            method=method,
+            path=path,
+            retry_after=retry_after,
+            secrets=known,
         )
         if submit and status >= 500:
             unknown = SubmitOutcomeUnknown(
@@ -169,51 +173,48 @@ class Session:
         return _Failure(error, retryable=status == 429 or status >= 500, retry_after=retry_after)
 
     def _transport_failure(
-        self, exc: httpx.TransportError, method: str, path: str, submit: bool, known: Collection[str]
+        self, exc: TransportError, method: str, path: str, submit: bool, known: Collection[str]
     ) -> _Failure:
-        if isinstance(exc, httpx.TimeoutException):
-            text = (
-                f"The Osmosis platform at {self.base_url} did not answer {method} {path} in time ({type(exc).__name__})"
-            )
+        if exc.kind == "timeout":
+            text = f"The Osmosis platform at {self.base_url} did not answer {method} {path} in time ({exc.detail})"
         else:
-            text = f"Could not reach the Osmosis platform at {self.base_url} ({method} {path}): {type(exc).__name__}: {exc}"
+            text = f"Could not reach the Osmosis platform at {self.base_url} ({method} {path}): {exc.detail}"
         text = redact(text, known)
-        sent_maybe = not isinstance(exc, _NOT_SENT + _NEVER_SENT_PERMANENT)
-        if submit and sent_maybe:
+        if submit and exc.kind in ("timeout", "broken"):
             message = f"The submit may or may not have reached the platform: {text}"
             return _Failure(SubmitOutcomeUnknown(message, method=method, path=path), retryable=False)
         error = PlatformUnreachable(text, method=method, path=path)
-        return _Failure(error, retryable=not isinstance(exc, _NEVER_SENT_PERMANENT))
+        return _Failure(error, retryable=exc.kind != "invalid")
 
-    def _note_version(self, response: httpx.Response) -> None:
-        status = response.headers.get("X-Osmosis-Version-Status", "").strip().lower()
+    def _note_version(self, response: Response) -> None:
+        status = (response.headers.get("X-Osmosis-Version-Status") or "").strip().lower()
         if status not in _VERSION_WARNINGS or self._version_warned:
             return
         self._version_warned = True
-        message = response.headers.get("X-Osmosis-Version-Message", "").strip()
+        message = (response.headers.get("X-Osmosis-Version-Message") or "").strip()
         self._on_warning(message or _VERSION_WARNINGS[status])
 
 
-def _decode_success(response: httpx.Response, method: str, path: str, submit: bool) -> dict[str, Any] | _Failure:
+def _decode_success(response: Response, method: str, path: str, submit: bool) -> dict[str, Any] | _Failure:
     try:
-        data = json.loads(response.content)
+        data = json.loads(response.body)
     except (ValueError, UnicodeDecodeError):
-        text = f"Invalid JSON response from the platform to {method} {path} (HTTP {response.status_code})"
+        text = f"Invalid JSON response from the platform to {method} {path} (HTTP {response.status})"
         if submit:
             text = f"The platform accepted the submit but its answer was unreadable: {text}"
-            return _Failure(SubmitOutcomeUnknown(text, status=response.status_code, method=method, path=path), False)
+            return _Failure(SubmitOutcomeUnknown(text, status=response.status, method=method, path=path), False)
         # A truncated or garbled body is usually transient: a read is safe to repeat.
-        return _Failure(ProtocolError(text, status=response.status_code, method=method, path=path), retryable=True)
+        return _Failure(ProtocolError(text, status=response.status, method=method, path=path), retryable=True)
     if not isinstance(data, dict):
         text = f"The platform answered {method} {path} with JSON that is not an object"
         cls = SubmitOutcomeUnknown if submit else ProtocolError
-        return _Failure(cls(text, status=response.status_code, method=method, path=path), retryable=False)
+        return _Failure(cls(text, status=response.status, method=method, path=path), retryable=False)
     return data
 
 
-def _lenient_body(response: httpx.Response) -> dict[str, Any] | None:
+def _lenient_body(response: Response) -> dict[str, Any] | None:
     try:
-        data = json.loads(response.content)
+        data = json.loads(response.body)
     except (ValueError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) else None

@@ -12,7 +12,7 @@
    more bytes than the manifest lists is an error. At most `network_slots` files are on the
    network at once (when set); step 3 holds no slot.
 3. A complete partial is fsynced (on one of FSYNC_THREADS threads, as fsync waits for the
-   disk: reconciler.outputs.lanes) and then renamed over the target. Each folder is created
+   disk; a cancelled download closes the file once its fsync is over) and then renamed over the target. Each folder is created
    once and checked right then to still resolve inside the run folder. A folder that already
    existed is listed once; partials of other versions of a file found there are removed when
    the file lands, unless another process holds them.
@@ -37,14 +37,15 @@ import functools
 import os
 import re
 import stat
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from ..osmosis.errors import PlatformError, PlatformUnreachable
 from ..osmosis.retry import RetryPolicy, parse_retry_after
-from .lanes import Lane
+from ..osmosis.transport import StreamedResponse, TransportError
 from .paths import PARTIAL_SUFFIX, Accepted, inside, partial_pattern
 
 try:
@@ -64,35 +65,12 @@ _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+)\s*$", re.IGNORECASE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 
 
-class Headers(Protocol):
-    def get(self, key: str, /) -> str | None: ...
-
-
-Chunk = bytes | memoryview
-"""A piece of a body. A memoryview may be reused by its source once the next chunk is asked
-for (reconciler.outputs.fastget hands out views of its receive buffer): write it before then."""
-
-
-class Response(Protocol):
-    """What we read of an HTTP answer (an httpx.Response satisfies it)."""
-
-    @property
-    def status_code(self) -> int: ...
-
-    @property
-    def headers(self) -> Headers: ...
-
-    def aiter_bytes(self) -> AsyncIterator[Chunk]: ...
-
-    def aiter_raw(self) -> AsyncIterator[Chunk]: ...
-
-
 class Opener(Protocol):
     """`OsmosisClient.open_presigned`: a streamed GET without credentials."""
 
     def __call__(
-        self, url: str, *, headers: dict[str, str] | None = None
-    ) -> contextlib.AbstractAsyncContextManager[Response]: ...
+        self, url: str, *, headers: Mapping[str, str] | None = None
+    ) -> contextlib.AbstractAsyncContextManager[StreamedResponse]: ...
 
 
 Refresher = Callable[[Accepted], Awaitable[str]]
@@ -149,7 +127,7 @@ class Transfer:
         self.overwrite = overwrite
         self.on_bytes = on_bytes or (lambda n: None)
         self._network = asyncio.Semaphore(network_slots) if network_slots else None
-        self._syncing = Lane(threads=FSYNC_THREADS, name="fsync")
+        self._syncing = ThreadPoolExecutor(max_workers=FSYNC_THREADS, thread_name_prefix="fsync")
         self._root = os.fspath(run_dir)
         self._folders: set[str] = set()  # created and checked
         self._partials: dict[str, set[str]] = {}  # folder -> names of the partials it held when first seen
@@ -177,10 +155,12 @@ class Transfer:
                     await self._loop(item, url, fd, kept, outcome)
             if outcome.error is None:
                 durable = functools.partial(_make_durable, fd, item.size <= RELEASE_CACHE_UP_TO)
+                syncing = asyncio.get_running_loop().run_in_executor(self._syncing, durable)
                 try:
-                    await self._syncing.run(durable, discard=lambda _: os.close(fd))
+                    await asyncio.shield(syncing)
                 except asyncio.CancelledError:
-                    closed = True  # the lane closes it once the fsync is over
+                    closed = True  # the fsync still runs: the file is closed once it is over
+                    syncing.add_done_callback(lambda _: os.close(fd))
                     raise
                 _land(item, self._stale(item))
         except _Fail as failed:
@@ -196,8 +176,8 @@ class Transfer:
         return outcome
 
     def close(self) -> None:
-        """Let the lane threads exit (call once every fetch has returned)."""
-        self._syncing.close()
+        """Let the fsync threads exit (call once every fetch has returned)."""
+        self._syncing.shutdown(wait=False)
 
     def _open(self, item: Accepted) -> tuple[int, int]:
         """The partial, opened and locked; and how many of its bytes can be resumed."""
@@ -318,7 +298,7 @@ class Transfer:
         headers = {"Range": f"bytes={offset}-"} if offset > 0 else None
         try:
             async with self.open_url(url, headers=headers) as response:
-                status = response.status_code
+                status = response.status
                 if status == 403:
                     raise _Expired()
                 if status in RETRY_STATUSES:
@@ -336,10 +316,7 @@ class Transfer:
                 else:
                     raise _Fail(f"The download failed with HTTP {status}.")
                 written = offset
-                # sizes are of decoded bytes; with no content coding the raw stream is the same, for less work
-                coding = (response.headers.get("Content-Encoding") or "identity").strip().lower()
-                body = response.aiter_raw() if coding == "identity" else response.aiter_bytes()
-                async for chunk in body:
+                async for chunk in response.chunks():  # decoded bytes: the manifest's sizes are of those
                     if written + len(chunk) > item.size:
                         raise _Retry(
                             f"The server sent more than the {item.size} bytes the manifest lists.", restart=True
@@ -350,6 +327,8 @@ class Transfer:
                     self.on_bytes(len(chunk))
         except PlatformUnreachable as exc:
             raise _Retry(redact_urls(exc.message)) from None
+        except TransportError as exc:  # the body broke off: what arrived is kept and resumed
+            raise _Retry(f"The download broke off: {redact_urls(exc.detail)}") from None
         except PlatformError as exc:  # an invalid URL, a redirect to a place we refuse
             raise _Fail(redact_urls(exc.message)) from None
         if written < item.size:
@@ -407,7 +386,7 @@ def _range_matches(value: str | None, offset: int, size: int) -> bool:
     return first == offset and last == size - 1 and total == size
 
 
-def _write_all(fd: int, data: Chunk, offset: int) -> None:
+def _write_all(fd: int, data: bytes, offset: int) -> None:
     """All of `data` at `offset` (pwrite: the file position is never used)."""
     view = memoryview(data)
     while view:

@@ -71,10 +71,12 @@ def test_reconcile_wait_converges_within_a_minute_and_writes_a_ranked_leaderboar
 
 def test_reconcile_downloads_what_each_spec_asks_for(reconciled: tuple[Path, float]) -> None:
     root, _ = reconciled
-    run_dirs = sorted((root / ".osmosis/benchmarks").iterdir())
+    run_dirs = sorted(p for p in (root / ".osmosis/benchmarks").iterdir() if p.name != ".reconciler")
     assert len(run_dirs) == 3
     for run_dir in run_dirs:
-        assert {p.name for p in run_dir.iterdir() if not p.name.startswith(".")} == {"summary.csv", "results.csv"}
+        assert {p.name for p in run_dir.iterdir()} == {"summary.csv", "results.csv"}  # the platform's layout only
+    ledgers = root / ".osmosis/benchmarks/.reconciler"
+    assert sorted(p.name for p in ledgers.iterdir()) == sorted(f"{d.name}.json" for d in run_dirs)
 
 
 def test_the_leaderboard_recomputed_from_downloaded_results_agrees_with_the_platform(
@@ -123,7 +125,7 @@ def test_a_repository_template_overrides_the_packaged_one(reconciled: tuple[Path
 
 
 async def leaderboard_of(root: Path, ref: str) -> list[dict[str, Any]]:
-    from reconciler.osmosis.connect import connect
+    from reconciler.wiring import connect
 
     async with connect("local", root=root, token=None, workspace=None, git_identity=None) as client:
         detail = await client.get_benchmark(ref)

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
-
-import httpx
+from urllib.parse import urlsplit
 
 from reconciler.localplatform import Faults, create_app
+from reconciler.osmosis.asgi_transport import AsgiTransport
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.retry import RetryPolicy
+from reconciler.osmosis.transport import Request, Response, StreamedResponse
 from tests.served_platform import served
 
 EPOCH = 1_700_000_000.0
@@ -48,17 +49,29 @@ def payload(tasks: int = 4, model: str = "openai/gpt-5-mini") -> dict[str, Any]:
     }
 
 
-class Recording(httpx.AsyncBaseTransport):
-    """An in-process transport that remembers (method, path, Range header, status) of every exchange."""
+class Recording:
+    """The in-process transport, remembering (method, path, Range header, status) of every exchange."""
 
     def __init__(self, app: Any) -> None:
-        self.inner = httpx.ASGITransport(app=app)
+        self.inner = AsgiTransport(app)
         self.seen: list[tuple[str, str, str | None, int]] = []
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        response = await self.inner.handle_async_request(request)
-        self.seen.append((request.method, request.url.path, request.headers.get("Range"), response.status_code))
+    def _note(self, request: Request, status: int) -> None:
+        self.seen.append((request.method, urlsplit(request.url).path, request.headers.get("Range"), status))
+
+    async def send(self, request: Request) -> Response:
+        response = await self.inner.send(request)
+        self._note(request, response.status)
         return response
+
+    @asynccontextmanager
+    async def stream(self, request: Request) -> AsyncIterator[StreamedResponse]:
+        async with self.inner.stream(request) as response:
+            self._note(request, response.status)
+            yield response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
     def file_requests(self) -> list[tuple[str, str | None, int]]:
         return [(path, asked, status) for _, path, asked, status in self.seen if path.startswith("/outputs/")]
@@ -102,9 +115,9 @@ def served_files(db: Path, clock: Clock, run_id: str, types: tuple[str, ...] = A
             urls = await client.get_download_urls(run_id, [(f.path, f.token) for f in manifest.files])
             out = {}
             for item in urls.items:
-                response = await client.http_client.get(item.url)
-                assert response.status_code == 200
-                out[item.path] = response.content
+                async with client.open_presigned(item.url) as response:
+                    assert response.status == 200
+                    out[item.path] = b"".join([chunk async for chunk in response.chunks()])
             return out
 
     return asyncio.run(go())

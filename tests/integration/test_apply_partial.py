@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
 from reconciler.core.plan import ActionKind, plan
@@ -16,26 +19,37 @@ from reconciler.engine.apply import Applier
 from reconciler.engine.session import Session, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
+from reconciler.osmosis.asgi_transport import AsgiTransport
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.retry import RetryPolicy
+from reconciler.osmosis.transport import Headers, Request, Response, StreamedResponse
 from reconciler.settings import load_project
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-class FailingSubmits(httpx.AsyncBaseTransport):
+class FailingSubmits:
     """The real platform app, except that submits for one spec answer 500 without creating a run."""
 
-    def __init__(self, app: object, failing_spec: str) -> None:
-        self.inner = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    def __init__(self, app: Any, failing_spec: str) -> None:
+        self.inner = AsgiTransport(app)
         self.failing_spec = failing_spec
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "POST" and request.url.path == "/api/cli/benchmark-runs":
-            body = json.loads(await request.aread())
+    async def send(self, request: Request) -> Response:
+        if request.method == "POST" and urlsplit(request.url).path == "/api/cli/benchmark-runs":
+            body = json.loads(request.body or b"{}")
             if body.get("env_config", {}).get("RECONCILER_SPEC", "").startswith(f"{self.failing_spec}@"):
-                return httpx.Response(500, json={"message": "internal error", "code": "INTERNAL"})
-        return await self.inner.handle_async_request(request)
+                error = json.dumps({"message": "internal error", "code": "INTERNAL"}).encode()
+                return Response(500, Headers([("content-type", "application/json")]), error)
+        return await self.inner.send(request)
+
+    @asynccontextmanager
+    async def stream(self, request: Request) -> AsyncIterator[StreamedResponse]:
+        async with self.inner.stream(request) as response:
+            yield response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 @pytest.fixture

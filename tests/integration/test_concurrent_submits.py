@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlsplit
 
 from reconciler.core.plan import plan
 from reconciler.core.world import Policy
@@ -16,8 +16,10 @@ from reconciler.engine.observe import marker_of
 from reconciler.engine.session import Session, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
+from reconciler.osmosis.asgi_transport import App, AsgiTransport
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.retry import RetryPolicy
+from reconciler.osmosis.transport import Request, Response, StreamedResponse, Transport
 from reconciler.settings import load_project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,26 +27,32 @@ MACHINES = 4
 OWNER = "acme/race"
 
 
-class SubmitBarrier(httpx.AsyncBaseTransport):
+class SubmitBarrier:
     """The real platform app, except that no submit goes through until every machine has sent one,
     so each machine's pre-submit look-up has already found nothing."""
 
-    def __init__(self, app: object, parties: int) -> None:
-        self.inner = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    def __init__(self, app: App, parties: int) -> None:
+        self.inner = AsgiTransport(app)
         self.parties = parties
         self.arrived = 0
         self.all_here = asyncio.Event()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.method == "POST" and request.url.path == "/api/cli/benchmark-runs":
+    async def send(self, request: Request) -> Response:
+        if request.method == "POST" and urlsplit(request.url).path == "/api/cli/benchmark-runs":
             self.arrived += 1
             if self.arrived >= self.parties:
                 self.all_here.set()
             await self.all_here.wait()
-        return await self.inner.handle_async_request(request)
+        return await self.inner.send(request)
+
+    def stream(self, request: Request) -> AbstractAsyncContextManager[StreamedResponse]:
+        return self.inner.stream(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
-def client_for(transport: httpx.AsyncBaseTransport) -> OsmosisClient:
+def client_for(transport: Transport) -> OsmosisClient:
     return OsmosisClient(
         "http://local.osmosis",
         token=None,
@@ -72,7 +80,7 @@ def test_machines_submitting_one_config_at_the_same_instant_end_with_the_oldest_
     async def scenario() -> tuple[list[ApplyReport], list[tuple[str, str]]]:
         barrier = SubmitBarrier(app, MACHINES)
         reports = await asyncio.gather(*(machine(barrier) for _ in range(MACHINES)))
-        async with client_for(httpx.ASGITransport(app=app)) as client:
+        async with client_for(AsgiTransport(app)) as client:
             runs = []
             for item in await client.list_runs():
                 marker = marker_of(await client.get_run(item.id))

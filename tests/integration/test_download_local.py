@@ -1,4 +1,4 @@
-"""The download engine against the real local platform, in-process (httpx.ASGITransport)."""
+"""The download engine against the real local platform, in-process (the ASGI transport)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+from reconciler.engine.downloads import DownloadReport, download_run
 from reconciler.localplatform import Faults
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.models import DownloadUrls
-from reconciler.outputs.download import DownloadReport, download_run
 from reconciler.outputs.layout import run_dir_name, types_on_disk
 
 from .download_support import ALL, NO_WAIT, Clock, Recording, finished_run, local_client, on_disk, served_files
@@ -85,7 +85,7 @@ def test_a_second_download_skips_every_complete_file(tmp_path: Path) -> None:
 
 
 def test_a_pending_run_is_refused_with_the_official_message(tmp_path: Path) -> None:
-    from reconciler.outputs.download import NOT_YET, OutputsNotAvailable
+    from reconciler.engine.downloads import NOT_YET, OutputsNotAvailable
 
     from .download_support import payload
 

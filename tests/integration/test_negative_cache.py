@@ -7,7 +7,6 @@ import asyncio
 import shutil
 from pathlib import Path
 
-import httpx
 import pytest
 
 from reconciler.core.plan import ActionKind, plan
@@ -17,6 +16,7 @@ from reconciler.engine.machine_cache import CACHE_DIR_ENV, NotOursCache
 from reconciler.engine.session import Session, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
+from reconciler.osmosis.asgi_transport import AsgiTransport
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.retry import RetryPolicy
 from reconciler.settings import load_project
@@ -44,7 +44,7 @@ def test_a_run_wrongly_cached_as_not_ours_is_adopted_not_submitted_again(
             "http://local.osmosis",
             token=None,
             workspace="neg",
-            transport=httpx.ASGITransport(app=app),
+            transport=AsgiTransport(app),
             retry=RetryPolicy.disabled(),
             allow_insecure=True,
         )

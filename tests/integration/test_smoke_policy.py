@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import httpx
-
 from reconciler.core.plan import Action, plan
 from reconciler.core.world import Policy
 from reconciler.engine.apply import Applier
 from reconciler.engine.session import Session, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
+from reconciler.osmosis.asgi_transport import AsgiTransport
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.retry import RetryPolicy
 from reconciler.settings import load_project
@@ -70,7 +69,7 @@ class World:
                 "http://local.osmosis",
                 token=None,
                 workspace="smoke",
-                transport=httpx.ASGITransport(app=self.app),
+                transport=AsgiTransport(self.app),
                 retry=RetryPolicy.disabled(),
                 allow_insecure=True,
             )

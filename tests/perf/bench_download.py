@@ -1,13 +1,18 @@
 """Download throughput and memory: our engine next to `curl --parallel` on the same URLs.
 
     .venv/bin/python tests/perf/bench_download.py [--files 2000] [--size 100000] [--jobs 8] [--rounds 2]
+        [--output-latency-ms 30] [--no-large]
 
 1. Serves the local platform with `reconciler platform serve --port 0 --bench-artifacts
    FILES:SIZE` on 127.0.0.1, in a subprocess: every run also carries `--files` artifacts
    (`artifacts/bench-NNNNN/blob.bin`, `--size` bytes each, deterministic bytes).
 2. Submits one small run and waits until it has finished.
 3. Asks for the artifacts' manifest and presigned URLs, and writes a curl config file.
-4. For each round: `curl --parallel --parallel-max JOBS` fetches every URL into a fresh folder;
+   `--output-latency-ms` makes the server wait that long before every file GET (a bucket
+   across a WAN); the API requests are not delayed.
+4. For each round: curl fetches the run, the manifest and the URL batches (one request each,
+   as our engine does), then `curl --parallel --parallel-max JOBS` fetches every URL into a
+   fresh folder, all in one timed shell: both tools pay for the same requests;
    then our engine (`reconciler download RUN --type artifacts --jobs JOBS`, as a subprocess)
    does the same, then download_run in this process. Wall time gives MB/s (decimal MB); peak
    RSS comes from wait4's rusage; our engine's own Python peak is measured in-process with
@@ -33,7 +38,6 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +48,7 @@ TOKEN = "bench-token"
 TIME = "/usr/bin/time"  # GNU time, for the peak RSS of a child process
 
 
-def start_server(db: Path, files: int, size: int) -> tuple[subprocess.Popen[str], str]:
+def start_server(db: Path, files: int, size: int, output_latency_ms: float) -> tuple[subprocess.Popen[str], str]:
     cmd = [
         sys.executable,
         "-m",
@@ -62,6 +66,10 @@ def start_server(db: Path, files: int, size: int) -> tuple[subprocess.Popen[str]
         "--bench-artifacts",
         f"{files}:{size}",
     ]
+    if output_latency_ms:
+        # an older `platform serve` without the output-only knob delays every request instead
+        knob = "--output-latency-ms" if "--output-latency-ms" in serve_help() else "--latency-ms"
+        cmd += [knob, str(output_latency_ms)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -69,6 +77,11 @@ def start_server(db: Path, files: int, size: int) -> tuple[subprocess.Popen[str]
         proc.kill()
         raise SystemExit(f"the platform did not start: {line!r}")
     return proc, line.split()[2]
+
+
+def serve_help() -> str:
+    cmd = [sys.executable, "-m", "reconciler.cli", "platform", "serve", "--help"]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=True).stdout
 
 
 def stop(proc: subprocess.Popen[str]) -> None:
@@ -82,8 +95,8 @@ def stop(proc: subprocess.Popen[str]) -> None:
         proc.stdout.close()
 
 
-async def prepare(url: str) -> tuple[str, list[tuple[str, str]], int]:
-    """Submit a run and wait for it; returns (run name, [(URL, path)], bytes)."""
+async def prepare(url: str) -> tuple[str, str, list[tuple[str, str]], list[bytes], int]:
+    """Submit a run and wait for it; returns (run name, run id, [(URL, path)], URL request bodies, bytes)."""
     from reconciler.osmosis.client import OsmosisClient
     from tests.integration.download_support import payload
 
@@ -93,20 +106,41 @@ async def prepare(url: str) -> tuple[str, list[tuple[str, str]], int]:
             await asyncio.sleep(0.05)
         manifest = await client.get_manifest(run.id, ["artifacts"])
         files = list(manifest.files)
-        pairs = []
+        pairs, bodies = [], []
         for start in range(0, len(files), 500):
             batch = files[start : start + 500]
+            items = [{"path": f.path, **({"token": f.token} if f.token is not None else {})} for f in batch]
+            bodies.append(json.dumps({"items": items}).encode())
             urls = await client.get_download_urls(run.id, [(f.path, f.token) for f in batch])
             for f in batch:
                 match = urls.match(f.path, f.token)
                 assert match is not None
                 pairs.append((match.url, f.path))
-        return run.name, pairs, sum(f.size for f in files)
+        return run.name, run.id, pairs, bodies, sum(f.size for f in files)
 
 
 def curl_config(pairs: list[tuple[str, str]], out: Path, config: Path) -> Path:
     config.write_text("".join(f'url = "{url}"\noutput = "{out / path}"\n' for url, path in pairs))
     return config
+
+
+def curl_script(url: str, run: str, run_id: str, bodies: list[bytes], config: Path, jobs: int, work: Path) -> list[str]:
+    """One shell: the run, the manifest and every URL batch (as our engine asks), then the files."""
+    api = f"{url}/api/cli/benchmark-runs"
+    auth = f"-H 'Authorization: Bearer {TOKEN}' -H 'X-Osmosis-Workspace: bench'"
+    lines = [
+        f"curl -sS --fail {auth} -o /dev/null '{api}/{run}'",
+        f"curl -sS --fail {auth} -o /dev/null '{api}/{run_id}/outputs/manifest?types=artifacts'",
+    ]
+    for n, body in enumerate(bodies):
+        path = work / f"urls-{n}.json"
+        path.write_bytes(body)
+        lines.append(
+            f"curl -sS --fail {auth} -H 'Content-Type: application/json' --data-binary @{path} -o /dev/null"
+            f" '{api}/{run_id}/outputs/download-urls'"
+        )
+    lines.append(f"curl --parallel --parallel-max {jobs} --create-dirs -sS --fail -K {config}")
+    return ["sh", "-ec", "\n".join(lines)]
 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, int, float]:
@@ -144,7 +178,11 @@ def check(folder: Path, count: int, total: int) -> None:
 async def engine_in_process(url: str, run: str, out: Path, jobs: int, *, traced: bool) -> tuple[float, int]:
     """(seconds, tracemalloc peak bytes or 0) of download_run in this process."""
     from reconciler.osmosis.client import OsmosisClient
-    from reconciler.outputs.download import download_run
+
+    try:
+        from reconciler.engine.downloads import download_run
+    except ImportError:  # the engine before its move into reconciler.engine
+        from reconciler.outputs.download import download_run  # type: ignore[no-redef,import-not-found]
 
     async with OsmosisClient(url, token=TOKEN, workspace="bench") as client:
         if traced:
@@ -159,11 +197,11 @@ async def engine_in_process(url: str, run: str, out: Path, jobs: int, *, traced:
     return seconds, peak
 
 
-def measure(files: int, size: int, jobs: int, rounds: int, work: Path) -> dict[str, object]:
+def measure(files: int, size: int, jobs: int, rounds: int, work: Path, latency: float) -> dict[str, object]:
     db = work / f"platform-{files}.sqlite3"
-    server, url = start_server(db, files, size)
+    server, url = start_server(db, files, size, latency)
     try:
-        run, pairs, total = asyncio.run(prepare(url))
+        run, run_id, pairs, bodies, total = asyncio.run(prepare(url))
         count = len(pairs)
         # the CLI runs in an empty project folder (no specs to load), on this checkout's code
         env = dict(os.environ, OSMOSIS_PLATFORM_URL=url, OSMOSIS_TOKEN=TOKEN, OSMOSIS_WORKSPACE="bench")
@@ -174,8 +212,7 @@ def measure(files: int, size: int, jobs: int, rounds: int, work: Path) -> dict[s
         for n in range(rounds):
             curl_out, ours_out, inproc_out = (work / f"{tool}-{n}" for tool in ("curl", "ours", "inproc"))
             config = curl_config(pairs, curl_out, work / f"curl-{n}.cfg")
-            curl_cmd = ["curl", "--parallel", "--parallel-max", str(jobs), "--create-dirs", "-sS", "--fail"]
-            curl_runs.append(timed([*curl_cmd, "-K", str(config)]))
+            curl_runs.append(timed(curl_script(url, run, run_id, bodies, config, jobs, work)))
             check(curl_out, count, total)
             ours_cmd = [sys.executable, "-m", "reconciler.cli", "download", run, "--type", "artifacts"]
             ours_runs.append(timed([*ours_cmd, "--jobs", str(jobs), "--output", str(ours_out)], env, project))
@@ -214,6 +251,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--output-latency-ms", type=float, default=0.0, help="server delay before each file GET")
+    parser.add_argument("--no-large", action="store_true", help="skip the few-large-files shape")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args()
     version = subprocess.run(["curl", "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
@@ -222,19 +261,22 @@ def main() -> None:
         raise SystemExit(f"{version} does not support --parallel (curl 7.66 or later is needed)")
     if not Path(TIME).exists():
         raise SystemExit(f"{TIME} (GNU time) is needed to measure the peak memory of curl and of our CLI")
-    shapes = [(args.files, args.size), (max(1, args.files // 250), args.size * 250)]
+    shapes = [(args.files, args.size)]
+    if not args.no_large:
+        shapes.append((max(1, args.files // 250), args.size * 250))
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="bench-download-") as tmp:
         for files, size in shapes:
             work = Path(tmp) / f"{files}x{size}"
             work.mkdir()
-            results.append(measure(files, size, args.jobs, args.rounds, work))
+            results.append(measure(files, size, args.jobs, args.rounds, work, args.output_latency_ms))
     print(version)
     print(
-        f"jobs={args.jobs}, rounds={args.rounds}: best wall time of the rounds, peak RSS the max over them;"
-        f" load average {os.getloadavg()[0]:.2f}; sniffio {'present' if find_spec('sniffio') else 'MISSING (httpcore pays a failed import per request)'}"
+        f"jobs={args.jobs}, rounds={args.rounds}, output latency {args.output_latency_ms:g} ms: best wall time of the rounds, peak RSS the max over them;"
+        f" load average {os.getloadavg()[0]:.2f}"
     )
     print("curl writes into the page cache; reconciler also fsyncs every file before its rename.")
+    print("curl's time includes the run, manifest and URL-batch requests, as ours does.")
     header = f"{'shape':>16} {'tool':>24} {'seconds':>8} {'MB/s':>7} {'CPU s':>6} {'peak RSS MB':>12}"
     print(header)
     print("-" * len(header))

@@ -30,14 +30,14 @@ OWNER = "perf/bench"
 
 CHILD = r"""
 import asyncio, json, resource, sys, time
-import httpx
+from reconciler.osmosis.aiohttp_transport import AiohttpTransport
 count = 0
-original = httpx.AsyncClient.send
-async def counting(self, request, **kw):
+original = AiohttpTransport.send
+async def counting(self, request):
     global count
     count += 1
-    return await original(self, request, **kw)
-httpx.AsyncClient.send = counting
+    return await original(self, request)
+AiohttpTransport.send = counting
 from pathlib import Path
 from reconciler.settings import load_project
 from reconciler.engine.operations import make_plan

@@ -1,4 +1,4 @@
-"""A scriptable fake of the platform's output endpoints, behind httpx.MockTransport.
+"""A scriptable fake of the platform's output endpoints, behind our FakeTransport.
 
 It serves one run: its detail, a manifest (the real files, or any hostile list of entries),
 download URLs, and the files themselves with Range support. Faults are scripted per path as
@@ -21,16 +21,16 @@ import asyncio
 import gzip
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
-import httpx
-
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.retry import RetryPolicy
+from reconciler.osmosis.transport import Headers, Response
 from reconciler.outputs.layout import category
+from tests.fake_transport import Broken, FakeTransport, Sent, reply
 
 BASE = "http://fake.test"
 RUN_ID = "0b5d6c1e-run"
@@ -44,17 +44,6 @@ async def _no_sleep(_: float) -> None:
 FAST_RETRY = RetryPolicy(
     max_attempts=4, base_delay=0.0, max_delay=0.0, max_total_seconds=5.0, jitter=False, sleep=_no_sleep
 )
-
-
-class _Stream(httpx.AsyncByteStream):
-    def __init__(self, data: bytes, *, fail: bool = False, chunk: int = 4096) -> None:
-        self.data, self.fail, self.chunk = data, fail, chunk
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for start in range(0, len(self.data), self.chunk):
-            yield self.data[start : start + self.chunk]
-        if self.fail:
-            raise httpx.ReadError("connection reset by peer")
 
 
 @dataclass
@@ -77,7 +66,7 @@ class FakePlatform:
             BASE,
             token="test-token",
             workspace="w",
-            transport=httpx.MockTransport(self.handle),
+            transport=FakeTransport(lambda request: self.handle(request)),
             retry=retry,
             allow_insecure=True,
         )
@@ -90,18 +79,18 @@ class FakePlatform:
             {"path": p, "size": len(b), "token": f"tok-{p}"} for p, b in self.files.items() if category(p) in wanted
         ]
 
-    async def handle(self, request: httpx.Request) -> httpx.Response:
-        path = request.url.path
+    async def handle(self, request: Sent) -> Response | Broken:
+        path = request.path
         if path.startswith("/files/"):
             return await self._file(request, unquote(path[len("/files/") :]))
         run_path = f"/api/cli/benchmark-runs/{RUN_ID}"
         if request.method == "GET" and path in (run_path, f"/api/cli/benchmark-runs/{RUN_NAME}"):
             run = {"id": RUN_ID, "name": RUN_NAME, "status": self.status}
-            return httpx.Response(200, json={"benchmark_run": run, "agents": [], "progress": {}})
+            return reply(200, json={"benchmark_run": run, "agents": [], "progress": {}})
         if path == f"{run_path}/outputs/manifest":
             self.manifest_requests += 1
-            entries = self.entries(request.url.params.get("types"))
-            return httpx.Response(200, json={"files": entries, "totals": {"files": len(entries)}})
+            entries = self.entries(request.params.get("types"))
+            return reply(200, json={"files": entries, "totals": {"files": len(entries)}})
         if path == f"{run_path}/outputs/download-urls":
             items = json.loads(request.content)["items"]
             self.url_batches.append(len(items))
@@ -114,10 +103,10 @@ class FakePlatform:
                 for i in items
                 if i["path"] not in self.omit
             ]
-            return httpx.Response(200, json={"items": urls, "expires_in": 900})
-        return httpx.Response(404, json={"message": "Not found", "code": "NOT_FOUND"})
+            return reply(200, json={"items": urls, "expires_in": 900})
+        return reply(404, json={"message": "Not found", "code": "NOT_FOUND"})
 
-    async def _file(self, request: httpx.Request, path: str) -> httpx.Response:
+    async def _file(self, request: Sent, path: str) -> Response | Broken:
         asked = request.headers.get("Range")
         self.file_requests.append((path, asked))
         assert "Authorization" not in request.headers, "presigned fetches carry no credentials"
@@ -132,7 +121,7 @@ class FakePlatform:
             self.in_flight -= 1
         fault = self.faults[path].pop(0) if self.faults.get(path) else None
         if fault in ("500", "403", "404"):
-            return httpx.Response(int(fault), text="no")
+            return reply(int(fault), text="no")
         data = self.files[path]
         start = 0
         match = re.fullmatch(r"bytes=(\d+)-", asked or "")
@@ -149,14 +138,14 @@ class FakePlatform:
             body = body[: int(fault.split(":")[1])]
             headers["Content-Length"] = str(len(body))
         if fault and fault.startswith("drop:"):
-            return httpx.Response(status, headers=headers, stream=_Stream(body[: int(fault.split(":")[1])], fail=True))
+            return Broken(status, Headers(headers.items()), body[: int(fault.split(":")[1])])
         if fault == "gzip":
             body = gzip.compress(body)
             headers.update({"Content-Length": str(len(body)), "Content-Encoding": "gzip"})
         if fault == "long":
             body += b"EXTRA"
             headers["Content-Length"] = str(len(body))
-        return httpx.Response(status, headers=headers, stream=_Stream(body))
+        return reply(status, headers=headers, content=body)
 
 
 def sample_files() -> dict[str, bytes]:

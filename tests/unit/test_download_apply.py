@@ -9,7 +9,7 @@ from typing import Any
 
 from reconciler.core.plan import Action, ActionKind
 from reconciler.engine.apply import ActionResult
-from reconciler.outputs.download import downloader_for
+from reconciler.engine.downloads import downloader_for
 
 from .download_fake import RUN_ID, RUN_NAME, FakePlatform, sample_files
 
@@ -38,8 +38,6 @@ def test_a_download_action_fetches_its_types_into_the_repository(tmp_path: Path)
     assert result.ok and result.run_id == RUN_ID and result.run_name == RUN_NAME
     assert result.message == "downloaded 2 files (922 B) to .osmosis/benchmarks/tb-smoke-7"
     assert sorted(p.name for p in (tmp_path / ".osmosis" / "benchmarks" / "tb-smoke-7").iterdir()) == [
-        ".reconciler-download.json",
-        ".reconciler-files.json",
         "logs.txt",
         "summary.csv",
     ]

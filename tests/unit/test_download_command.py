@@ -25,7 +25,7 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakePlatfo
         async with platform.client() as client:
             yield client
 
-    monkeypatch.setattr("reconciler.outputs.batch._client_only", client_only)
+    monkeypatch.setattr("reconciler.engine.download_targets._client_only", client_only)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "reconciler.toml").write_text('platform = "local"\nworkspace = "w"\n')
     yield platform
@@ -69,8 +69,6 @@ def test_a_partial_download_exits_1_and_lists_each_failure(
 def test_output_names_the_run_folder(fake: FakePlatform, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, _ = cli(capsys, RUN_NAME, "--output", "here")
     assert code == 0 and sorted(p.name for p in (tmp_path / "here").iterdir()) == [
-        ".reconciler-download.json",
-        ".reconciler-files.json",
         "results.csv",
         "summary.csv",
     ]

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.outputs.download import (
+from reconciler.engine.downloads import (
     NOT_YET,
     NOTHING,
     OMITTED,
@@ -18,8 +18,8 @@ from reconciler.outputs.download import (
     OutputsNotAvailable,
     download_run,
 )
-from reconciler.outputs.index import INDEX_FILE
-from reconciler.outputs.layout import RECORD_FILE, run_dir_name, types_on_disk
+from reconciler.outputs.bookkeeping import ledger_path
+from reconciler.outputs.layout import run_dir_name, types_on_disk
 from reconciler.outputs.paths import partial_name
 
 from .download_fake import FAST_RETRY, RUN_ID, RUN_NAME, FakePlatform, sample_files
@@ -41,11 +41,7 @@ def run_dir(root: Path) -> Path:
 
 def on_disk(root: Path) -> dict[str, bytes]:
     base = run_dir(root)
-    return {
-        p.relative_to(base).as_posix(): p.read_bytes()
-        for p in base.rglob("*")
-        if p.is_file() and p.name not in (RECORD_FILE, INDEX_FILE)
-    }
+    return {p.relative_to(base).as_posix(): p.read_bytes() for p in base.rglob("*") if p.is_file()}
 
 
 def test_every_requested_file_lands_byte_identical(tmp_path: Path) -> None:
@@ -61,7 +57,7 @@ def test_every_requested_file_lands_byte_identical(tmp_path: Path) -> None:
 
 def test_the_folder_follows_the_official_name_rule(tmp_path: Path) -> None:
     run(FakePlatform(sample_files()), tmp_path)
-    assert [p.name for p in tmp_path.iterdir()] == ["tb-smoke-7"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".reconciler", "tb-smoke-7"]  # the ledger beside it
 
 
 def test_output_dir_replaces_the_run_folder(tmp_path: Path) -> None:
@@ -238,7 +234,31 @@ def test_a_running_run_downloads_a_snapshot_without_recording_it(tmp_path: Path)
 
 def test_a_partial_download_is_not_recorded(tmp_path: Path) -> None:
     report = run(FakePlatform(sample_files(), faults={"summary.csv": ["404"]}), tmp_path)
-    assert not report.recorded_complete and not (run_dir(tmp_path) / RECORD_FILE).exists()
+    assert not report.recorded_complete and types_on_disk(run_dir(tmp_path), RUN_ID) == frozenset()
+
+
+def test_the_ledger_lives_beside_the_run_folder_not_inside_it(tmp_path: Path) -> None:
+    run(FakePlatform(sample_files()), tmp_path, types=("summary", "results"))
+    assert sorted(p.name for p in run_dir(tmp_path).iterdir()) == ["results.csv", "summary.csv"]
+    assert ledger_path(run_dir(tmp_path)) == tmp_path / ".reconciler" / f"{run_dir(tmp_path).name}.json"
+    assert ledger_path(run_dir(tmp_path)).is_file()
+
+
+def test_a_download_with_nothing_new_writes_nothing(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    run(fake, tmp_path)
+
+    def everything() -> dict[str, tuple[int, int, bytes]]:
+        return {
+            p.relative_to(tmp_path).as_posix(): (p.stat().st_mtime_ns, p.stat().st_ino, p.read_bytes())
+            for p in tmp_path.rglob("*")
+            if p.is_file()
+        }
+
+    before = everything()
+    report = run(fake, tmp_path)
+    assert report.status == "success" and report.files_downloaded == 0 and report.files_skipped == len(before) - 1
+    assert everything() == before
 
 
 def test_the_report_is_json_ready(tmp_path: Path) -> None:
@@ -293,3 +313,14 @@ def test_a_compressed_answer_is_checked_and_stored_decoded(tmp_path: Path) -> No
     fake = FakePlatform(sample_files(), faults={"results.csv": ["gzip"]})
     report = run(fake, tmp_path)
     assert report.status == "success" and on_disk(tmp_path) == fake.files
+
+
+def test_a_ledger_left_inside_the_run_folder_by_an_older_version_moves_beside_it(tmp_path: Path) -> None:
+    folder = run_dir(tmp_path)
+    folder.mkdir(parents=True)
+    (folder / ".reconciler-download.json").write_text(json.dumps({"run_id": RUN_ID, "types": ["logs"]}))
+    (folder / ".reconciler-files.json").write_text(json.dumps({"files": {"logs.txt": "old-token"}}))
+    assert types_on_disk(folder, RUN_ID) == {"logs"}
+    run(FakePlatform(sample_files()), tmp_path, types=("summary",))
+    assert not (folder / ".reconciler-download.json").exists() and not (folder / ".reconciler-files.json").exists()
+    assert types_on_disk(folder, RUN_ID) == {"logs", "summary"}

@@ -6,11 +6,12 @@ import asyncio
 import os
 from pathlib import Path
 
-import httpx
-
-from reconciler.outputs.download import DownloadReport, download_run
+from reconciler.engine.downloads import DownloadReport, download_run
+from reconciler.osmosis.transport import Response
+from reconciler.outputs.bookkeeping import ledger_path
 from reconciler.outputs.layout import run_dir_name
 from reconciler.outputs.paths import DUPLICATE, NOT_REQUESTED, OUTSIDE_LAYOUT, SYMLINK
+from tests.fake_transport import Broken, Sent
 
 from .download_fake import FAST_RETRY, RUN_ID, RUN_NAME, FakePlatform
 
@@ -94,12 +95,16 @@ def test_a_hostile_manifest_ends_partial_but_keeps_the_safe_files(tmp_path: Path
     assert (run_dir / "results.csv").read_bytes() == b"result_id\n"
 
 
-def test_nothing_is_written_outside_the_run_folder(tmp_path: Path) -> None:
+def test_nothing_is_written_outside_the_run_folder_but_its_ledger(tmp_path: Path) -> None:
     root, run_dir = prepared(tmp_path)
     before = snapshot(tmp_path, run_dir)
     fake = hostile_platform()
     download(fake, root)
-    assert snapshot(tmp_path, run_dir) == before
+    after = snapshot(tmp_path, run_dir)
+    ledger = ledger_path(run_dir)
+    assert after.pop(ledger.relative_to(tmp_path).as_posix()).startswith("{")
+    assert after.pop(ledger.parent.relative_to(tmp_path).as_posix()) == "<dir>"
+    assert after == before
     assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["keep.txt"]
     assert [p for p, _ in fake.file_requests] == ["results.csv"]
 
@@ -120,8 +125,8 @@ def test_a_symlink_that_appears_during_the_download_is_not_followed_out(tmp_path
 
     answer = fake.handle
 
-    async def plant(request: httpx.Request) -> httpx.Response:
-        if request.url.path.endswith("/download-urls"):  # after screening, before any folder is made
+    async def plant(request: Sent) -> Response | Broken:
+        if request.path.endswith("/download-urls"):  # after screening, before any folder is made
             (run_dir / "artifacts").mkdir(parents=True, exist_ok=True)
             (run_dir / "artifacts" / "r2").symlink_to(tmp_path / "outside", target_is_directory=True)
             (run_dir / "artifacts" / "r3").symlink_to(run_dir / "artifacts" / "r1", target_is_directory=True)

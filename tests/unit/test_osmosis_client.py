@@ -7,7 +7,6 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from reconciler import __version__
@@ -15,11 +14,13 @@ from reconciler.errors import ConfigError
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.errors import PlatformUnreachable, ProtocolError
 from reconciler.osmosis.retry import RetryPolicy
+from reconciler.osmosis.transport import Response, TransportError
 from reconciler.osmosis.urls import normalize_base_url
+from tests.fake_transport import FakeTransport, Sent, reply
 
 BASE = "https://platform.test"
 TOKEN = "osm_live_7f3a9c2e1b"
-Handler = Callable[[httpx.Request], httpx.Response]
+Handler = Callable[[Sent], Response]
 
 
 def run(handler: Handler, action: Callable[[OsmosisClient], Awaitable[Any]], **options: Any) -> Any:
@@ -30,18 +31,18 @@ def run(handler: Handler, action: Callable[[OsmosisClient], Awaitable[Any]], **o
     options.setdefault("retry", RetryPolicy.disabled())
 
     async def main() -> Any:
-        async with OsmosisClient(BASE, transport=httpx.MockTransport(handler), **options) as client:
+        async with OsmosisClient(BASE, transport=FakeTransport(handler), **options) as client:
             return await action(client)
 
     return asyncio.run(main())
 
 
-def recorder(answer: dict[str, Any] | None = None, status: int = 200) -> tuple[list[httpx.Request], Handler]:
-    seen: list[httpx.Request] = []
+def recorder(answer: dict[str, Any] | None = None, status: int = 200) -> tuple[list[Sent], Handler]:
+    seen: list[Sent] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Sent) -> Response:
         seen.append(request)
-        return httpx.Response(status, json=answer if answer is not None else {})
+        return reply(status, json=answer if answer is not None else {})
 
     return seen, handler
 
@@ -118,34 +119,34 @@ def test_client_repr_shows_base_url_and_scope_but_never_the_token() -> None:
 def test_path_segments_are_percent_encoded_with_no_safe_characters() -> None:
     seen, handler = recorder(RUN_DETAIL)
     run(handler, lambda c: c.get_run("a/b c"))
-    assert seen[0].url.raw_path == b"/api/cli/benchmark-runs/a%2Fb%20c"
+    assert seen[0].raw_path == b"/api/cli/benchmark-runs/a%2Fb%20c"
 
 
 @pytest.mark.parametrize(("asked", "sent"), [(0, "1"), (-5, "1"), (20, "20"), (50, "50"), (500, "50")])
 def test_list_limit_is_clamped_to_1_through_50(asked: int, sent: str) -> None:
     seen, handler = recorder({"benchmark_runs": []})
     run(handler, lambda c: c.list_runs_page(limit=asked))
-    assert seen[0].url.params["limit"] == sent
+    assert seen[0].params["limit"] == sent
 
 
 @pytest.mark.parametrize(("asked", "sent"), [(0, "1"), (120, "120"), (1000, "200")])
 def test_log_limit_is_clamped_to_1_through_200(asked: int, sent: str) -> None:
     seen, handler = recorder({"logs": [], "next_cursor": None})
     run(handler, lambda c: c.get_logs("r1", limit=asked))
-    assert seen[0].url.params["limit"] == sent
+    assert seen[0].params["limit"] == sent
 
 
 def test_logs_send_direction_and_cursor() -> None:
     seen, handler = recorder({"logs": [{"message": "hi", "details": None}], "next_cursor": "c2"})
     page = run(handler, lambda c: c.get_logs("r1", direction="newer", cursor="c1"))
-    assert seen[0].url.params["direction"] == "newer"
-    assert seen[0].url.params["cursor"] == "c1"
+    assert seen[0].params["direction"] == "newer"
+    assert seen[0].params["cursor"] == "c1"
     assert page.next_cursor == "c2"
     assert page.logs[0].message == "hi"
 
 
 def test_an_empty_204_answer_reads_as_an_empty_object() -> None:
-    page = run(lambda request: httpx.Response(204), lambda c: c.get_logs("r1"))
+    page = run(lambda request: reply(204), lambda c: c.get_logs("r1"))
     assert page.logs == ()
     assert page.next_cursor is None
 
@@ -154,7 +155,7 @@ def test_stop_posts_an_empty_json_object_to_the_run_id() -> None:
     seen, handler = recorder(status=204)
     run(handler, lambda c: c.stop_run("run-1"))
     assert seen[0].method == "POST"
-    assert seen[0].url.path == "/api/cli/benchmark-runs/run-1/stop"
+    assert seen[0].path == "/api/cli/benchmark-runs/run-1/stop"
     assert json.loads(seen[0].content) == {}
 
 
@@ -178,8 +179,8 @@ def test_submit_posts_the_payload_and_reads_the_created_run() -> None:
 def test_manifest_types_are_sent_comma_separated_in_the_given_order() -> None:
     seen, handler = recorder({"files": [], "totals": {}})
     run(handler, lambda c: c.get_manifest("r1", ["results", "summary"]))
-    assert seen[0].url.path == "/api/cli/benchmark-runs/r1/outputs/manifest"
-    assert seen[0].url.params["types"] == "results,summary"
+    assert seen[0].path == "/api/cli/benchmark-runs/r1/outputs/manifest"
+    assert seen[0].params["types"] == "results,summary"
 
 
 @pytest.mark.parametrize("size", [0, 501])
@@ -199,7 +200,7 @@ def test_download_url_request_sends_tokens_only_where_the_manifest_had_one() -> 
 def test_list_secrets_sends_the_scope() -> None:
     seen, handler = recorder({"environment_secrets": [{"id": "s1", "name": "OPENAI_API_KEY", "scope": "user"}]})
     records = run(handler, lambda c: c.list_secrets("workspace"))
-    assert seen[0].url.params["scope"] == "workspace"
+    assert seen[0].params["scope"] == "workspace"
     assert records[0].name == "OPENAI_API_KEY"
 
 
@@ -248,9 +249,9 @@ def test_benchmark_detail_keeps_the_leaderboard_verbatim_and_typed() -> None:
 def test_a_deprecation_is_reported_once_per_client() -> None:
     warnings: list[str] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Sent) -> Response:
         headers = {"X-Osmosis-Version-Status": "deprecated", "X-Osmosis-Version-Message": "Upgrade soon."}
-        return httpx.Response(200, json={"benchmarks": []}, headers=headers)
+        return reply(200, json={"benchmarks": []}, headers=headers)
 
     async def twice(client: OsmosisClient) -> None:
         await client.list_benchmarks()
@@ -263,8 +264,8 @@ def test_a_deprecation_is_reported_once_per_client() -> None:
 def test_a_current_version_reports_nothing() -> None:
     warnings: list[str] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"benchmarks": []}, headers={"X-Osmosis-Version-Status": "current"})
+    def handler(request: Sent) -> Response:
+        return reply(200, json={"benchmarks": []}, headers={"X-Osmosis-Version-Status": "current"})
 
     run(handler, lambda c: c.list_benchmarks(), on_warning=warnings.append)
     assert warnings == []
@@ -328,15 +329,15 @@ def test_a_loopback_http_url_needs_no_opt_in(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_presigned_fetches_carry_no_credentials_and_no_scope() -> None:
-    seen: list[httpx.Request] = []
+    seen: list[Sent] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Sent) -> Response:
         seen.append(request)
-        return httpx.Response(200, content=b"a,b\n")
+        return reply(200, content=b"a,b\n")
 
     async def fetch(client: OsmosisClient) -> bytes:
         async with client.open_presigned("https://bucket.test/x?sig=abc", headers={"Range": "bytes=0-"}) as response:
-            return b"".join([chunk async for chunk in response.aiter_bytes()])
+            return b"".join([chunk async for chunk in response.chunks()])
 
     assert run(handler, fetch) == b"a,b\n"
     assert "authorization" not in seen[0].headers
@@ -363,8 +364,8 @@ def test_presigned_fetches_refuse_plain_http_to_another_host() -> None:
 
 
 def test_a_failed_presigned_fetch_never_shows_the_signed_url() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        raise httpx.ReadTimeout("timed out", request=request)
+    def handler(request: Sent) -> Response:
+        raise TransportError("timeout", "timed out")
 
     async def fetch(client: OsmosisClient) -> None:
         async with client.open_presigned("https://bucket.test/x?X-Amz-Signature=deadbeef"):

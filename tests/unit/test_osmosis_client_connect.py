@@ -16,8 +16,8 @@ from starlette.routing import Route
 
 from reconciler.errors import ConfigError
 from reconciler.osmosis.client import OsmosisClient
-from reconciler.osmosis.connect import connect
 from reconciler.osmosis.retry import RetryPolicy
+from reconciler.wiring import connect
 
 
 @pytest.fixture
@@ -90,3 +90,10 @@ def test_a_remote_platform_gets_a_client_for_its_normalised_url(tmp_path: Path) 
     assert client.base_url == "https://platform.osmosis.ai"
     assert client.scope == ("X-Osmosis-Git", "acme/evals")
     asyncio.run(client.aclose())
+
+
+def test_the_client_alone_cannot_serve_local_without_the_composition_root(tmp_path: Path) -> None:
+    from reconciler.osmosis.connect import connect as connect_client
+
+    with pytest.raises(ConfigError, match='platform = "local" is not available here'):
+        connect_client("local", root=tmp_path, token=None, workspace=None, git_identity=None)

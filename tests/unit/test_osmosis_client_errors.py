@@ -6,13 +6,14 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from reconciler.errors import ReconcilerError
 from reconciler.osmosis import errors as e
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.retry import RetryPolicy
+from reconciler.osmosis.transport import Response, TransportError
+from tests.fake_transport import FakeTransport, Sent, reply
 
 BASE = "https://platform.test"
 TOKEN = "osm_live_7f3a9c2e1b"
@@ -21,7 +22,7 @@ TOKEN = "osm_live_7f3a9c2e1b"
 def run(handler: Any, action: Callable[[OsmosisClient], Awaitable[Any]] | None = None) -> Any:
     async def main() -> Any:
         async with OsmosisClient(
-            BASE, token=TOKEN, workspace="team", transport=httpx.MockTransport(handler), retry=RetryPolicy.disabled()
+            BASE, token=TOKEN, workspace="team", transport=FakeTransport(handler), retry=RetryPolicy.disabled()
         ) as client:
             return await (action or (lambda c: c.get_run("r1")))(client)
 
@@ -29,10 +30,10 @@ def run(handler: Any, action: Callable[[OsmosisClient], Awaitable[Any]] | None =
 
 
 def failure(status: int, body: Any = None, *, text: str | None = None, headers: dict[str, str] | None = None) -> Any:
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Sent) -> Response:
         if text is not None:
-            return httpx.Response(status, text=text, headers=headers)
-        return httpx.Response(status, json=body, headers=headers)
+            return reply(status, text=text, headers=headers)
+        return reply(status, json=body, headers=headers)
 
     return handler
 
@@ -171,8 +172,8 @@ def test_429_carries_the_retry_after_seconds() -> None:
 
 
 def test_a_network_failure_is_unreachable_with_no_status() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError("Name or service not known", request=request)
+    def handler(request: Sent) -> Response:
+        raise TransportError("not_sent", "Name or service not known")
 
     error = caught(handler)
     assert isinstance(error, e.PlatformUnreachable)
@@ -226,8 +227,8 @@ def test_the_token_never_appears_in_any_error(status: int, body: dict[str, Any])
 
 
 def test_the_token_never_appears_in_a_network_error() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError(f"proxy refused {TOKEN}", request=request)
+    def handler(request: Sent) -> Response:
+        raise TransportError("not_sent", f"proxy refused {TOKEN}")
 
     error = caught(handler)
     assert TOKEN not in str(error) + repr(error) + error.render()

@@ -6,12 +6,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import httpx
 import pytest
 
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.errors import ProtocolError, ServerError
 from reconciler.osmosis.retry import RetryPolicy
+from reconciler.osmosis.transport import Response
+from tests.fake_transport import FakeTransport, Sent, reply
 
 BASE = "https://platform.test"
 
@@ -19,7 +20,7 @@ BASE = "https://platform.test"
 def run(handler: Any, action: Callable[[OsmosisClient], Awaitable[Any]]) -> Any:
     async def main() -> Any:
         async with OsmosisClient(
-            BASE, token="t", workspace="team", transport=httpx.MockTransport(handler), retry=RetryPolicy.disabled()
+            BASE, token="t", workspace="team", transport=FakeTransport(handler), retry=RetryPolicy.disabled()
         ) as client:
             return await action(client)
 
@@ -37,12 +38,12 @@ class Server:
         self.in_flight = 0
         self.most_in_flight = 0
 
-    async def __call__(self, request: httpx.Request) -> httpx.Response:
+    async def __call__(self, request: Sent) -> Response:
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)
         await asyncio.sleep(0)  # let concurrent page requests overlap
         self.in_flight -= 1
-        offset, limit = int(request.url.params["offset"]), int(request.url.params["limit"])
+        offset, limit = int(request.params["offset"]), int(request.params["limit"])
         self.offsets.append(offset)
         page = self.items[offset : offset + limit]
         end = offset + len(page)
@@ -53,7 +54,7 @@ class Server:
         }
         if self.with_total:
             body["total_count"] = len(self.items)
-        return httpx.Response(200, json=body)
+        return reply(200, json=body)
 
 
 def ids(items: list[Any]) -> list[str]:
@@ -76,8 +77,8 @@ def test_list_runs_fetches_the_remaining_pages_side_by_side_once_the_total_is_kn
 
 
 def test_paging_stops_when_next_offset_is_null() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"benchmark_runs": [{"id": "a"}], "has_more": True, "next_offset": None})
+    def handler(request: Sent) -> Response:
+        return reply(200, json={"benchmark_runs": [{"id": "a"}], "has_more": True, "next_offset": None})
 
     assert ids(run(handler, lambda c: c.list_runs())) == ["a"]
 
@@ -85,18 +86,18 @@ def test_paging_stops_when_next_offset_is_null() -> None:
 def test_paging_stops_on_an_empty_page_even_when_next_offset_is_set() -> None:
     offsets: list[str] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        offsets.append(request.url.params["offset"])
-        items = [{"id": f"r{n}"} for n in range(50)] if request.url.params["offset"] == "0" else []
-        return httpx.Response(200, json={"benchmark_runs": items, "next_offset": 50})
+    def handler(request: Sent) -> Response:
+        offsets.append(request.params["offset"])
+        items = [{"id": f"r{n}"} for n in range(50)] if request.params["offset"] == "0" else []
+        return reply(200, json={"benchmark_runs": items, "next_offset": 50})
 
     assert len(run(handler, lambda c: c.list_runs())) == 50
     assert offsets == ["0", "50"]
 
 
 def test_paging_that_does_not_advance_is_a_protocol_error() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"benchmark_runs": [{"id": "a"}], "next_offset": 0})
+    def handler(request: Sent) -> Response:
+        return reply(200, json={"benchmark_runs": [{"id": "a"}], "next_offset": 0})
 
     with pytest.raises(ProtocolError, match="does not advance"):
         run(handler, lambda c: c.list_runs())
@@ -105,9 +106,9 @@ def test_paging_that_does_not_advance_is_a_protocol_error() -> None:
 def test_a_run_seen_on_two_pages_is_kept_once() -> None:
     pages = {"0": (["a", "b"], 2), "2": (["b", "c"], None)}
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        names, nxt = pages[request.url.params["offset"]]
-        return httpx.Response(200, json={"benchmark_runs": [{"id": n} for n in names], "next_offset": nxt})
+    def handler(request: Sent) -> Response:
+        names, nxt = pages[request.params["offset"]]
+        return reply(200, json={"benchmark_runs": [{"id": n} for n in names], "next_offset": nxt})
 
     assert ids(run(handler, lambda c: c.list_runs())) == ["a", "b", "c"]
 
@@ -115,9 +116,9 @@ def test_a_run_seen_on_two_pages_is_kept_once() -> None:
 def test_a_list_that_grows_while_paging_is_read_to_its_new_end() -> None:
     server = Server(110)
 
-    async def handler(request: httpx.Request) -> httpx.Response:
+    async def handler(request: Sent) -> Response:
         response = await server(request)
-        if request.url.params["offset"] == "0":  # 60 more runs land after the first page
+        if request.params["offset"] == "0":  # 60 more runs land after the first page
             server.items.extend({"id": f"r{n}"} for n in range(110, 170))
         return response
 
@@ -129,9 +130,9 @@ def test_a_list_that_grows_while_paging_is_read_to_its_new_end() -> None:
 def test_a_failing_page_raises_its_own_error_not_an_exception_group() -> None:
     server = Server(200)
 
-    async def handler(request: httpx.Request) -> httpx.Response:
-        if request.url.params["offset"] == "100":
-            return httpx.Response(500, json={"message": "boom"})
+    async def handler(request: Sent) -> Response:
+        if request.params["offset"] == "100":
+            return reply(500, json={"message": "boom"})
         return await server(request)
 
     with pytest.raises(ServerError, match="boom"):
@@ -146,19 +147,19 @@ def test_list_runs_page_passes_the_paging_fields_through() -> None:
 
 
 def test_the_benchmark_filter_is_sent_as_the_benchmark_id() -> None:
-    seen: list[httpx.Request] = []
+    seen: list[Sent] = []
 
-    def handler(request: httpx.Request) -> httpx.Response:
+    def handler(request: Sent) -> Response:
         seen.append(request)
-        return httpx.Response(200, json={"benchmark_runs": []})
+        return reply(200, json={"benchmark_runs": []})
 
     run(handler, lambda c: c.list_runs(benchmark_id="b-42"))
-    assert seen[0].url.params["benchmark"] == "b-42"
+    assert seen[0].params["benchmark"] == "b-42"
 
 
 def test_missing_paging_fields_take_their_defaults() -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={})
+    def handler(request: Sent) -> Response:
+        return reply(200, json={})
 
     page = run(handler, lambda c: c.list_runs_page())
     assert (page.items, page.total_count, page.has_more, page.next_offset) == ((), 0, False, None)

@@ -6,12 +6,13 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from reconciler.osmosis import errors as e
 from reconciler.osmosis.client import OsmosisClient
 from reconciler.osmosis.retry import RetryPolicy, parse_retry_after
+from reconciler.osmosis.transport import FailureKind, Response, TransportError
+from tests.fake_transport import FakeTransport, Sent, reply
 
 BASE = "https://platform.test"
 RUN = {"benchmark_run": {"id": "r1", "name": "bright-otter", "status": "running"}}
@@ -24,7 +25,7 @@ CREATED = {
     "task_count": 3,
 }
 PAYLOAD = {"experiment_config": {"benchmark": "tb"}, "agents": []}
-Answer = httpx.Response | type[Exception]
+Answer = Response | FailureKind
 
 
 class FakeTime:
@@ -47,28 +48,28 @@ class FakeTime:
 
 
 class Script:
-    """Answers requests in order; an exception class is raised as a transport error."""
+    """Answers requests in order; a failure kind is raised as a TransportError of that kind."""
 
     def __init__(self, *answers: Answer, request_seconds: float = 0.0, time: FakeTime | None = None) -> None:
         self.answers: Iterator[Answer] = iter(answers)
-        self.requests: list[httpx.Request] = []
+        self.requests: list[Sent] = []
         self.request_seconds = request_seconds
         self.time = time
 
-    def __call__(self, request: httpx.Request) -> httpx.Response:
+    def __call__(self, request: Sent) -> Response:
         self.requests.append(request)
         if self.time is not None:
             self.time.now += self.request_seconds
         answer = next(self.answers)
-        if isinstance(answer, httpx.Response):
+        if isinstance(answer, Response):
             return answer
-        raise answer("simulated", request=request)  # type: ignore[call-arg]
+        raise TransportError(answer, "simulated")
 
 
 def run(script: Script, policy: RetryPolicy, action: Callable[[OsmosisClient], Awaitable[Any]]) -> Any:
     async def main() -> Any:
         async with OsmosisClient(
-            BASE, token="t", workspace="team", transport=httpx.MockTransport(script), retry=policy
+            BASE, token="t", workspace="team", transport=FakeTransport(script), retry=policy
         ) as client:
             return await action(client)
 
@@ -83,13 +84,13 @@ def submit(client: OsmosisClient) -> Awaitable[Any]:
     return client.submit_run(PAYLOAD)
 
 
-def ok(body: Any = RUN, status: int = 200) -> httpx.Response:
-    return httpx.Response(status, json=body)
+def ok(body: Any = RUN, status: int = 200) -> Response:
+    return reply(status, json=body)
 
 
-def status(code: int, retry_after: str | None = None) -> httpx.Response:
+def status(code: int, retry_after: str | None = None) -> Response:
     headers = {"Retry-After": retry_after} if retry_after is not None else {}
-    return httpx.Response(code, json={"message": f"HTTP {code}"}, headers=headers)
+    return reply(code, json={"message": f"HTTP {code}"}, headers=headers)
 
 
 # --- safe calls ---
@@ -166,8 +167,8 @@ def test_a_wait_is_cut_to_what_is_left_of_the_budget() -> None:
     assert time.sleeps == [4.0, 1.0]
 
 
-@pytest.mark.parametrize("error", [httpx.ReadTimeout, httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError])
-def test_a_read_is_retried_after_a_network_error(error: type[Exception]) -> None:
+@pytest.mark.parametrize("error", ["timeout", "not_sent", "broken"])
+def test_a_read_is_retried_after_a_network_error(error: FailureKind) -> None:
     time = FakeTime()
     script = Script(error, ok())
     assert run(script, time.policy(), get_run).benchmark_run.id == "r1"
@@ -176,7 +177,7 @@ def test_a_read_is_retried_after_a_network_error(error: type[Exception]) -> None
 
 def test_a_read_whose_body_was_truncated_is_retried() -> None:
     time = FakeTime()
-    script = Script(httpx.Response(200, content=b'{"benchmark_run": {"id"'), ok())
+    script = Script(reply(200, content=b'{"benchmark_run": {"id"'), ok())
     assert run(script, time.policy(), get_run).benchmark_run.id == "r1"
 
 
@@ -191,7 +192,7 @@ def test_a_4xx_answer_is_not_retried(code: int) -> None:
 
 def test_stop_is_retried_on_503() -> None:
     time = FakeTime()
-    script = Script(status(503), httpx.Response(204))
+    script = Script(status(503), reply(204))
     run(script, time.policy(), lambda c: c.stop_run("r1"))
     assert len(script.requests) == 2
 
@@ -223,8 +224,8 @@ def test_a_submit_answered_with_5xx_is_not_retried_and_its_outcome_is_unknown(co
     assert "look the run up" in (caught.value.hint or "")
 
 
-@pytest.mark.parametrize("error", [httpx.ReadTimeout, httpx.WriteTimeout, httpx.RemoteProtocolError, httpx.ReadError])
-def test_a_submit_that_may_have_been_sent_is_not_retried(error: type[Exception]) -> None:
+@pytest.mark.parametrize("error", ["timeout", "broken"])
+def test_a_submit_that_may_have_been_sent_is_not_retried(error: FailureKind) -> None:
     time = FakeTime()
     script = Script(error, ok(CREATED, 201))
     with pytest.raises(e.SubmitOutcomeUnknown):
@@ -239,8 +240,8 @@ def test_a_submit_is_retried_on_429() -> None:
     assert time.sleeps == [3.0]
 
 
-@pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ConnectTimeout])
-def test_a_submit_is_retried_when_no_connection_was_made(error: type[Exception]) -> None:
+@pytest.mark.parametrize("error", ["not_sent"])
+def test_a_submit_is_retried_when_no_connection_was_made(error: FailureKind) -> None:
     time = FakeTime()
     script = Script(error, ok(CREATED, 201))
     assert run(script, time.policy(), submit).id == "r1"
@@ -249,14 +250,14 @@ def test_a_submit_is_retried_when_no_connection_was_made(error: type[Exception])
 
 def test_a_submit_that_never_connects_is_unreachable_not_unknown() -> None:
     time = FakeTime()
-    script = Script(*[httpx.ConnectError] * 4)
+    script = Script("not_sent", "not_sent", "not_sent", "not_sent")
     with pytest.raises(e.PlatformUnreachable):
         run(script, time.policy(max_attempts=4), submit)
     assert len(script.requests) == 4
 
 
 def test_a_submit_accepted_with_an_unreadable_answer_has_an_unknown_outcome() -> None:
-    script = Script(httpx.Response(201, content=b"<html>"))
+    script = Script(reply(201, content=b"<html>"))
     with pytest.raises(e.SubmitOutcomeUnknown):
         run(script, FakeTime().policy(), submit)
 

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ReconcilerError, UsageError
-from .download import DEFAULT_TYPES, DownloadReport, ProgressSink, download_run
+from ..settings import resolve_platform
+from ..wiring import connect
+from .downloads import DEFAULT_TYPES, DownloadReport, ProgressSink, download_run
+from .session import Session, git_identity, open_session
 
 if TYPE_CHECKING:
     from ..core.world import Observed, ObservedRun
-    from ..engine.session import Session
     from ..osmosis.client import OsmosisClient
     from ..settings import Project
 
@@ -158,10 +160,6 @@ async def download_targets(
 @asynccontextmanager
 async def _client_only(project: Project, platform: str | None, workspace: str | None) -> AsyncIterator[OsmosisClient]:
     """A client for a folder with no specs (downloads by run name), scoped like open_session."""
-    from ..engine.session import git_identity
-    from ..osmosis.connect import connect
-    from ..settings import resolve_platform
-
     chosen = workspace or os.environ.get("OSMOSIS_WORKSPACE") or project.settings.workspace
     identity = None if chosen else git_identity(project.root)
     client = connect(
@@ -189,8 +187,6 @@ async def download_command(
     on_report: Callable[[Target, DownloadReport | None, str | None], None] = lambda t, r, e: None,
 ) -> BatchReport:
     """Resolve the targets (with the specs when the repository has a specs folder) and download them."""
-    from ..engine.session import open_session
-
     outputs_root = project.root / project.settings.outputs_dir
     if not project.specs_path.is_dir():
         if not args:

@@ -9,15 +9,16 @@
       │                          token: reconciler.outputs.index); nothing pending = no URL request
     POST download-urls        ─> batches of at most 500, each asked for while the one before is fetched
       │
-    GET each URL              ─> `jobs` transfers at once (reconciler.outputs.transfer), over
-      │                          raw keep-alive connections (reconciler.outputs.fastget) when
-      │                          the client allows it, else through open_presigned (httpx)
+    GET each URL              ─> `jobs` transfers at once (reconciler.outputs.transfer), each a
+      │                          streamed GET through OsmosisClient.open_presigned (no credentials)
       │
     report                    ─> success when every requested file is on disk, else partial;
-                                 a success for a terminal run is recorded (layout.record_complete)
+                                 a success for a terminal run is recorded in the ledger
+                                 (reconciler.outputs.bookkeeping), which changes only when
+                                 something did: a download with nothing new writes nothing
 
 The folder is `output_dir`, else `output_root / run_dir_name(name, id)`. Nothing is ever
-created or written outside it.
+created or written outside it, except reconciler's ledger beside it (`.reconciler/<folder>.json`).
 """
 
 from __future__ import annotations
@@ -33,17 +34,17 @@ from ..errors import ReconcilerError
 from ..osmosis.errors import Conflict, NotFound, PlatformError
 from ..osmosis.models import PENDING_STATUSES, TERMINAL_STATUSES, DownloadUrls
 from ..osmosis.retry import RetryPolicy
-from .fastget import FastGet
-from .index import is_current, load_index, save_index
-from .layout import TYPES, record_complete, run_dir_name
-from .paths import Accepted, TypeSelectionError, parse_types, regular_size, screen
-from .transfer import FILE_RETRY, Outcome, Transfer, redact_urls
+from ..outputs.bookkeeping import Ledger, load_ledger, save_ledger
+from ..outputs.index import is_current
+from ..outputs.layout import TYPES, run_dir_name
+from ..outputs.paths import Accepted, TypeSelectionError, parse_types, regular_size, screen
+from ..outputs.transfer import FILE_RETRY, Outcome, Transfer, redact_urls
+from .apply import ActionResult
 
 if TYPE_CHECKING:
     from ..core.plan import Action
-    from ..engine.apply import ActionResult
-    from ..engine.session import Session
     from ..osmosis.client import OsmosisClient
+    from .session import Session
 
 URL_BATCH = 500
 DEFAULT_TYPES: tuple[str, ...] = ("summary", "results")
@@ -164,7 +165,8 @@ async def download_run(
     pending: list[Accepted] = []
     skipped = 0
     breakdown: dict[str, TypeTotals] = {}
-    known = load_index(run_dir)
+    ledger = load_ledger(run_dir)
+    known = ledger.files if ledger.run_id in (None, info.id) else {}
     for item in accepted:
         totals = breakdown.get(item.type, TypeTotals())
         breakdown[item.type] = TypeTotals(files=totals.files + 1, bytes=totals.bytes + item.size)
@@ -180,13 +182,17 @@ async def download_run(
         done = await _fetch_all(client, info.id, run_dir, pending, jobs, overwrite, progress, retry)
     failures.extend(FileFailure(path=i.path, error=o.error) for i, o in done if o.error is not None)
     landed = [(i, o) for i, o in done if o.error is None]
-    save_index(run_dir, known, {i.path: i.token for i, _ in landed})
-
     ok = not failures
-    recorded = False
-    if ok and status in TERMINAL_STATUSES:
-        record_complete(run_dir, info.id, frozenset(wanted))
-        recorded = True
+    recorded = ok and status in TERMINAL_STATUSES
+    complete = ledger.types if ledger.run_id == info.id else frozenset()
+    save_ledger(
+        run_dir,
+        Ledger(
+            run_id=info.id,
+            types=complete | frozenset(wanted) if recorded else complete,
+            files={**known, **{i.path: i.token for i, _ in landed}},
+        ),
+    )
     report = DownloadReport(
         run=RunRef(id=info.id, name=name),
         run_status=status,
@@ -228,11 +234,8 @@ async def _fetch_all(
             raise PlatformError(OMITTED)
         return match.url
 
-    # presigned GETs: raw keep-alive connections where possible, httpx (open_presigned) otherwise
-    direct = client.direct_fetch()
-    fast = FastGet(direct, client.open_presigned, max_idle=jobs) if direct is not None else None
     transfer = Transfer(
-        fast.open if fast is not None else client.open_presigned,
+        client.open_presigned,
         refresh,
         run_dir,
         retry=retry,
@@ -291,8 +294,6 @@ async def _fetch_all(
                 group.create_task(work())
     finally:
         transfer.close()
-        if fast is not None:
-            await fast.aclose()
     order = {item.path: n for n, item in enumerate(pending)}
     return sorted(results, key=lambda r: order[r[0].path])
 
@@ -356,7 +357,6 @@ def shown(path: str, root: Path) -> str:
 
 def downloader_for(session: Session) -> Callable[[Action], Awaitable[ActionResult]]:
     """What `reconciler apply` runs for a DOWNLOAD action: the action's types, into the repo."""
-    from ..engine.apply import ActionResult
 
     async def download(action: Action) -> ActionResult:
         if action.run_id is None:

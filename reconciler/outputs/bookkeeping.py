@@ -1,0 +1,93 @@
+"""What reconciler remembers about a run folder, kept beside the platform's layout.
+
+    .osmosis/benchmarks/<run-dir>/...                  the platform's fixed layout, nothing else
+    .osmosis/benchmarks/.reconciler/<run-dir>.json     {"run_id", "types", "files"}
+
+(No run folder can be named `.reconciler`: run_dir_name never starts a name with a dot.)
+
+- `types`: output types completely downloaded for a terminal run (written only when every
+  file of those types landed); `reconciler plan` reads it to know what is on disk.
+- `files`: the manifest token each file we wrote came from. The official rule skips a file
+  whose size equals the manifest's; a running run's snapshot can keep a file's size while its
+  content changes, so a file whose token changed since is downloaded again. Files we did not
+  write (no entry) follow the official size rule.
+
+The ledger is rewritten only when its content changes, atomically: a download that brings
+nothing new writes nothing at all. A missing or unreadable ledger means "nothing known".
+Ledgers of older versions, inside the run folder (`.reconciler-download.json`,
+`.reconciler-files.json`), are read when no ledger exists yet and removed once it is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LEDGER_DIR = ".reconciler"
+_LEGACY_RECORD = ".reconciler-download.json"
+_LEGACY_INDEX = ".reconciler-files.json"
+
+
+@dataclass(frozen=True)
+class Ledger:
+    run_id: str | None = None
+    types: frozenset[str] = frozenset()
+    files: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def ledger_path(run_dir: Path) -> Path:
+    return run_dir.parent / LEDGER_DIR / f"{run_dir.name}.json"
+
+
+def load_ledger(run_dir: Path) -> Ledger:
+    data = _read(ledger_path(run_dir))
+    if data is None:
+        return _legacy(run_dir)
+    return _parse(data, data)
+
+
+def save_ledger(run_dir: Path, ledger: Ledger) -> bool:
+    """Write the ledger if it differs from what is stored; True when it was written."""
+    stored = _read(ledger_path(run_dir))
+    if stored is None and not ledger.types and not ledger.files:
+        return False  # nothing to remember
+    if stored is not None and _parse(stored, stored) == ledger:
+        return False
+    path = ledger_path(run_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(
+        {"run_id": ledger.run_id, "types": sorted(ledger.types), "files": dict(sorted(ledger.files.items()))},
+        indent=0,
+    )
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    tmp.replace(path)
+    for name in (_LEGACY_RECORD, _LEGACY_INDEX):
+        (run_dir / name).unlink(missing_ok=True)
+    return True
+
+
+def _read(path: Path) -> dict[str, object] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _parse(record: dict[str, object], index: dict[str, object] | None) -> Ledger:
+    run_id = record.get("run_id")
+    types = record.get("types")
+    files = index.get("files") if index is not None else None
+    return Ledger(
+        run_id=run_id if isinstance(run_id, str) else None,
+        types=frozenset(t for t in types if isinstance(t, str)) if isinstance(types, list) else frozenset(),
+        files={str(k): v if isinstance(v, str) else None for k, v in files.items()} if isinstance(files, dict) else {},
+    )
+
+
+def _legacy(run_dir: Path) -> Ledger:
+    return _parse(_read(run_dir / _LEGACY_RECORD) or {}, _read(run_dir / _LEGACY_INDEX))
