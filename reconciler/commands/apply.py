@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from ._common import platform_options, target_option
+from ._params import SECONDS
 
 
 @click.command("apply")
@@ -16,7 +17,11 @@ from ._common import platform_options, target_option
 @click.option("--allow-empty", is_flag=True, help="Accept a repository with no run specs even though it owns runs.")
 @target_option
 @click.option(
-    "--lock-timeout", type=float, default=0.0, show_default=True, help="Seconds to wait for another reconciler's lock."
+    "--lock-timeout",
+    type=SECONDS,
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for another reconciler's lock.",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options
