@@ -44,7 +44,7 @@ from starlette.routing import Route
 
 from ..core import scoring
 from . import pages_format
-from .api import BENCHMARKS_NOT_ENABLED, ApiError, Context, base_url, platform_of
+from .api import BENCHMARKS_NOT_ENABLED, ApiError, Context, base_url, check_offset, platform_of
 from .catalog import BY_KEY
 from .routes_benchmarks import find_benchmark, parse_rank_by, ranked_candidates
 from .routes_secrets import secret_item
@@ -385,8 +385,7 @@ def offset_param(request: Request, name: str) -> int:
         value = int(raw)
     except ValueError:
         raise ApiError(400, f"{name} must be an integer, got {raw!r}", "VALIDATION", field=name) from None
-    if value < 0:
-        raise ApiError(400, f"{name} must be 0 or more, got {value}", "VALIDATION", field=name)
+    check_offset(name, value)
     return value
 
 
