@@ -82,6 +82,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("reconciler.localplatform", "templates"),
         autoescape=True,
+        finalize=pages_format.shown,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -11,7 +11,9 @@ from typing import Any
 import jinja2
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import Markup, escape
 
+from ..core.visible import visible
 from ..errors import ConfigError
 
 MAX_TEMPLATE_BYTES = 256 * 1024
@@ -21,15 +23,24 @@ _CELL_PATTERN = re.compile("|".join(re.escape(k) for k in _CELL_ESCAPES))
 
 
 def cell(value: object) -> str:
-    """Text safe inside a Markdown table cell: no pipe, newline, code span or HTML (so no forged marker)."""
-    text = " ".join(str(value).split())
+    """Text safe inside a Markdown table cell: no pipe, newline, code span or HTML (so no forged
+    marker), and no control or bidi character (shown as `\\u202e`, so a name reads as it is)."""
+    text = visible(" ".join(str(value).split()))
     return _CELL_PATTERN.sub(lambda m: _CELL_ESCAPES[m.group(0)], text)
 
 
 def code_cell(value: object) -> str:
-    """Identifiers shown as-is in a cell, still unable to break the table or open HTML."""
-    text = " ".join(str(value).split())
+    """Identifiers shown as-is in a cell, still unable to break the table, open HTML or hide characters."""
+    text = visible(" ".join(str(value).split()))
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
+
+
+def xml_text(value: object) -> Markup:
+    """Text for SVG/XML: markup escaped, and control and bidi characters shown as escapes (XML 1.0
+    forbids most controls outright; an override would reverse a label)."""
+    if isinstance(value, Markup):  # already markup: escaping it again would double it
+        return Markup(visible(value))
+    return escape(visible(str(value)))
 
 
 def money(value: float | None) -> str:
@@ -135,6 +146,7 @@ def environment(repo_root: Path | None = None) -> jinja2.Environment:
         lstrip_blocks=False,
     )
     env.filters["cell"] = cell
+    env.filters["e"] = env.filters["escape"] = xml_text
     env.filters["code"] = code_cell
     env.globals["money"] = money
     return env

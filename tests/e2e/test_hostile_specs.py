@@ -114,3 +114,27 @@ def test_specs_dir_that_is_a_symlink_to_itself_is_named_not_a_crash(tmp_path: Pa
     assert result.returncode == 1
     assert "internal error" not in result.stderr
     assert "specs:1:1: (file): cannot be read: a symlink that points back at itself" in result.stdout
+
+
+FORGED = """\
+[experiment]
+benchmark = "terminal-bench-2-1"
+"x\\nspecs/runs/ok.toml:1:1: (file): forged line" = 1
+"\\u202eevil" = 2
+"""
+
+
+@pytest.mark.slow
+def test_validate_prints_keys_with_newlines_and_bidi_as_escapes_never_as_lines(repo: Path) -> None:
+    (repo / "specs" / "runs" / "forged.toml").write_text(FORGED, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", "validate"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"},
+    )  # fmt: skip
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert not any(line.startswith("specs/runs/ok.toml") for line in lines)
+    assert not re.search("[\u202a-\u202e\u2066-\u2069\x00-\x08\x0b-\x1f]", done.stdout)
+    assert any(line.startswith("specs/runs/forged.toml:3:1: experiment.x\\nspecs/runs/ok.toml") for line in lines)
+    assert any(line.startswith("specs/runs/forged.toml:4:1: experiment.\\u202eevil") for line in lines)

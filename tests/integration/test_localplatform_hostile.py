@@ -6,6 +6,7 @@ and `offset`. Every case runs against the app in-process and against `platform s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ import pytest
 
 from reconciler.localplatform import create_app
 from reconciler.localplatform.bodylimit import MAX_BODY_BYTES
+from reconciler.localplatform.catalog import BY_KEY
 from reconciler.localplatform.inprocess import InProcessTransport
 from tests.served_platform import served
 
@@ -144,3 +146,21 @@ def test_the_runs_page_refuses_an_offset_sqlite_cannot_hold(api: httpx.Client) -
     response = api.get(page, follow_redirects=True)
     assert response.status_code == 400
     assert "offset must be at most 1000000000" in response.text
+
+
+HIDDEN = "[\u202a-\u202e\u2066-\u2069\u200e\u200f\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+
+
+def test_run_pages_show_bidi_and_control_characters_in_names_as_escapes(api: httpx.Client) -> None:
+    model = "openai/gpt\u202e5.2-\u2066x\u2069\x1b[31m"
+    body = {
+        "experiment_config": {"benchmark": "terminal-bench-2-1"},
+        "agents": [{"model": {"type": "provider", "model": model, "api_key_secret": "OPENAI_API_KEY"}, "env": {}}],
+        "tasks_config": {"task_names": [BY_KEY["terminal-bench-2-1"].tasks[0].name]},
+    }
+    created = api.post(RUNS, json=body)
+    assert created.status_code == 201, created.text
+    page = api.get(f"/benchmarks/runs/{created.json()['id']}?workspace=hostile&token={TOKEN}", follow_redirects=True)
+    assert page.status_code == 200
+    assert not re.search(HIDDEN, page.text)
+    assert "openai/gpt\\u202e5.2-\\u2066x\\u2069\\x1b[31m" in page.text
