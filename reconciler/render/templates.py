@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup, escape
@@ -17,6 +18,8 @@ from ..core.visible import visible
 from ..errors import ConfigError
 
 MAX_TEMPLATE_BYTES = 256 * 1024
+_MAX_REPEAT = 100_000  # jinja2's own bound on range()
+_MAX_EXPONENT = 1000
 
 _CELL_ESCAPES = {"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]"}
 _CELL_PATTERN = re.compile("|".join(re.escape(k) for k in _CELL_ESCAPES))
@@ -89,6 +92,17 @@ class _SandboxedEnvironment(ImmutableSandboxedEnvironment):
     so `cycler.__init__.__globals__` (the route to os.environ, files and commands) is closed."""
 
     template_class = _Template
+    # `"x" * 10**10` or `9 ** 9 ** 9` would exhaust memory or time before any output
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "**" and isinstance(right, int) and abs(right) > _MAX_EXPONENT:
+            raise SecurityError(f"an exponent above {_MAX_EXPONENT} is not allowed in a template")
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                if isinstance(seq, str | list | tuple) and isinstance(times, int) and len(seq) * times > _MAX_REPEAT:
+                    raise SecurityError(f"a repetition longer than {_MAX_REPEAT} items is not allowed in a template")
+        return super().call_binop(context, operator, left, right)
 
     def get_template(self, *args: Any, **kwargs: Any) -> jinja2.Template:
         try:

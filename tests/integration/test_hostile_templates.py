@@ -46,6 +46,8 @@ CASES = [
     Hostile(
         "read-through-symlink", '{% include "leak.txt" %}', "templates/leak.txt cannot be rendered: it is a symlink"
     ),
+    Hostile("string-of-ten-gigabytes", "{{ 'x' * 10**10 }}", "a repetition longer than 100000 items"),
+    Hostile("huge-power", "{{ 2 ** 100000000 }}", "an exponent above 1000"),
     Hostile("syntax-error", "{% if %}", "templates/plan.md.j2:1 cannot be rendered"),
 ]
 
