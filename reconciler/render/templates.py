@@ -72,7 +72,7 @@ class _RepositoryLoader(jinja2.BaseLoader):
             if stat.S_ISLNK(info.st_mode):
                 raise jinja2.TemplateError("it is a symlink; a template must be a regular file in the repository")
         if not stat.S_ISREG(info.st_mode):
-            raise jinja2.TemplateNotFound(template)
+            raise jinja2.TemplateError("it is not a regular file")
         if info.st_size > MAX_TEMPLATE_BYTES:
             raise jinja2.TemplateError(f"it is larger than {MAX_TEMPLATE_BYTES // 1024} KiB")
         text = path.read_text(encoding="utf-8")

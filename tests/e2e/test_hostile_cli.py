@@ -61,6 +61,14 @@ def test_a_state_file_nested_100k_deep_is_named_with_the_way_out(tmp_path: Path)
     assert_clean_failure(done, 1, ".reconciler/state.json is unreadable (nested far too deep)", "hint: delete it")
 
 
+def test_a_state_file_that_is_a_fifo_is_named_instead_of_read(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / ".reconciler").mkdir()
+    os.mkfifo(root / ".reconciler" / "state.json")
+    done = cli(root, "plan")
+    assert_clean_failure(done, 1, ".reconciler/state.json is not a regular file", "hint: delete it")
+
+
 @pytest.fixture
 def busy_port() -> Iterator[int]:
     with socket.socket() as sock:

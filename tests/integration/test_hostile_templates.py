@@ -46,6 +46,7 @@ CASES = [
     Hostile(
         "read-through-symlink", '{% include "leak.txt" %}', "templates/leak.txt cannot be rendered: it is a symlink"
     ),
+    Hostile("include-a-fifo", '{% include "pipe" %}', "templates/pipe cannot be rendered: it is not a regular file"),
     Hostile("string-of-ten-gigabytes", "{{ 'x' * 10**10 }}", "a repetition longer than 100000 items"),
     Hostile("huge-power", "{{ 2 ** 100000000 }}", "an exponent above 1000"),
     Hostile("syntax-error", "{% if %}", "templates/plan.md.j2:1 cannot be rendered"),
@@ -59,6 +60,7 @@ def repo(tmp_path: Path) -> Path:
     secret_file = tmp_path / "outside.txt"
     secret_file.write_text(SECRET)
     (root / "templates" / "leak.txt").symlink_to(secret_file)
+    os.mkfifo(root / "templates" / "pipe")
     return root
 
 
