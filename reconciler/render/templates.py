@@ -3,23 +3,14 @@
 from __future__ import annotations
 
 import re
-import stat
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import jinja2
-from jinja2.exceptions import SecurityError
-from jinja2.loaders import split_template_path
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 from markupsafe import Markup, escape
 
 from ..core.visible import visible
 from ..errors import ConfigError
-
-MAX_TEMPLATE_BYTES = 256 * 1024
-_MAX_REPEAT = 100_000  # jinja2's own bound on range()
-_MAX_EXPONENT = 1000
+from .sandbox import RepositoryLoader, SandboxedEnvironment
 
 _CELL_ESCAPES = {"|": "\\|", "`": "\\`", "<": "&lt;", ">": "&gt;", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]"}
 _CELL_PATTERN = re.compile("|".join(re.escape(k) for k in _CELL_ESCAPES))
@@ -50,89 +41,6 @@ def money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.2f}"
 
 
-class _RepositoryLoader(jinja2.BaseLoader):
-    """Templates from a repository's `templates/` folder: regular files only, never through a symlink.
-
-    A symlink (or a FIFO, or a device) in a pull request could otherwise hand a template
-    `/proc/self/environ` or a private key to `{% include %}`, or hang the render.
-    """
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
-        pieces = split_template_path(template)  # refuses `..`
-        path = self.root
-        for piece in ("", *pieces):
-            path = path / piece if piece else path
-            try:
-                info = path.lstat()
-            except OSError:
-                raise jinja2.TemplateNotFound(template) from None
-            if stat.S_ISLNK(info.st_mode):
-                raise jinja2.TemplateError("it is a symlink; a template must be a regular file in the repository")
-        if not stat.S_ISREG(info.st_mode):
-            raise jinja2.TemplateError("it is not a regular file")
-        if info.st_size > MAX_TEMPLATE_BYTES:
-            raise jinja2.TemplateError(f"it is larger than {MAX_TEMPLATE_BYTES // 1024} KiB")
-        text = path.read_text(encoding="utf-8")
-        return text, str(path), lambda: False
-
-
-class _Template(jinja2.Template):
-    def render(self, *args: Any, **kwargs: Any) -> str:
-        try:
-            return super().render(*args, **kwargs)
-        except jinja2.TemplateError as exc:
-            raise _template_failure(self.name or "template", self.filename, exc) from None
-
-
-class _SandboxedEnvironment(ImmutableSandboxedEnvironment):
-    """A sandbox: templates see only what they are given, and no attribute that starts with `_`,
-    so `cycler.__init__.__globals__` (the route to os.environ, files and commands) is closed."""
-
-    template_class = _Template
-    # `"x" * 10**10` or `9 ** 9 ** 9` would exhaust memory or time before any output
-    intercepted_binops = frozenset({"*", "**"})
-
-    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
-        if operator == "**" and isinstance(right, int) and abs(right) > _MAX_EXPONENT:
-            raise SecurityError(f"an exponent above {_MAX_EXPONENT} is not allowed in a template")
-        if operator == "*":
-            for seq, times in ((left, right), (right, left)):
-                if isinstance(seq, str | list | tuple) and isinstance(times, int) and len(seq) * times > _MAX_REPEAT:
-                    raise SecurityError(f"a repetition longer than {_MAX_REPEAT} items is not allowed in a template")
-        return super().call_binop(context, operator, left, right)
-
-    def get_template(self, *args: Any, **kwargs: Any) -> jinja2.Template:
-        try:
-            return super().get_template(*args, **kwargs)
-        except jinja2.TemplateError as exc:
-            name = args[0] if args and isinstance(args[0], str) else "template"
-            raise _template_failure(name, getattr(exc, "filename", None), exc) from None
-
-
-def _template_failure(name: str, filename: str | None, exc: jinja2.TemplateError) -> ConfigError:
-    where = f"templates/{name}" if filename is None or "reconciler/render/templates" not in filename else name
-    line = getattr(exc, "lineno", None) or _line_in_traceback(exc, filename)
-    at = f":{line}" if line else ""
-    return ConfigError(
-        f"template {where}{at} cannot be rendered: {exc.message or type(exc).__name__}",
-        hint=f"fix {where}, or delete it to use the packaged template",
-    )
-
-
-def _line_in_traceback(exc: BaseException, filename: str | None) -> int | None:
-    """jinja2 rewrites tracebacks so a template's frames carry its file and line."""
-    line = None
-    tb = exc.__traceback__
-    while tb is not None:
-        if filename is not None and tb.tb_frame.f_code.co_filename == filename:
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return line
-
-
 def environment(repo_root: Path | None = None) -> jinja2.Environment:
     """A sandboxed environment: the repository's `templates/` first, then the packaged defaults.
 
@@ -149,9 +57,9 @@ def environment(repo_root: Path | None = None) -> jinja2.Environment:
                 hint="replace the link with a folder of templates, or remove it to use the packaged ones",
             )
         if folder.is_dir():
-            loaders.append(_RepositoryLoader(folder))
+            loaders.append(RepositoryLoader(folder))
     loaders.append(jinja2.PackageLoader("reconciler.render", "templates"))
-    env = _SandboxedEnvironment(
+    env = SandboxedEnvironment(
         loader=jinja2.ChoiceLoader(loaders),
         autoescape=False,  # Markdown; every interpolated cell goes through `cell`
         keep_trailing_newline=True,
