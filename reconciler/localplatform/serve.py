@@ -107,10 +107,20 @@ def serve(
     test_hooks: bool = False,
     bench_artifacts: tuple[int, int] | None = None,
 ) -> None:
-    app = open_app(
-        db, token=token, seed=seed, speed=speed, faults=faults, test_hooks=test_hooks, bench_artifacts=bench_artifacts
-    )
-    sock = bind(host, port)
+    sock = bind(host, port)  # first: a busy port or a bad host leaves no database file behind
+    try:
+        app = open_app(
+            db,
+            token=token,
+            seed=seed,
+            speed=speed,
+            faults=faults,
+            test_hooks=test_hooks,
+            bench_artifacts=bench_artifacts,
+        )
+    except BaseException:
+        sock.close()
+        raise
     server = _Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     stream = out or sys.stdout
     stream.write(f"serving on {url_of(sock)} token={token}\n")

@@ -37,6 +37,8 @@ class RepositoryLoader(jinja2.BaseLoader):
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         pieces = split_template_path(template)  # refuses `..`
+        if not pieces:
+            raise jinja2.TemplateNotFound(template)
         path = self.root  # itself no symlink: `environment` refuses one
         for piece in pieces:
             path = path / piece

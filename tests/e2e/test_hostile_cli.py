@@ -80,11 +80,13 @@ def busy_port() -> Iterator[int]:
 def test_platform_serve_on_a_busy_port_says_so_and_how_to_pick_another(tmp_path: Path, busy_port: int) -> None:
     done = cli(tmp_path, "platform", "serve", "--port", str(busy_port), "--db", str(tmp_path / "p.sqlite3"))
     assert_clean_failure(done, 1, f"port {busy_port} on 127.0.0.1 is already in use", "--port (0 picks a free one)")
+    assert not (tmp_path / "p.sqlite3").exists()
 
 
 def test_platform_serve_on_a_host_that_is_no_address_names_the_host(tmp_path: Path) -> None:
     done = cli(tmp_path, "platform", "serve", "--host", "bad..host", "--port", "0", "--db", str(tmp_path / "p.db"))
     assert_clean_failure(done, 1, "--host 'bad..host' is not an address to listen on", "use 127.0.0.1")
+    assert not (tmp_path / "p.db").exists()
 
 
 def test_platform_serve_refuses_a_db_that_is_not_sqlite_and_leaves_it_as_it_was(tmp_path: Path) -> None:
