@@ -130,3 +130,31 @@ def test_a_push_rejected_while_the_tree_has_edits_keeps_them_and_says_what_to_do
     assert (ours / "NOTES.md").read_text() == "my edit, not committed\n"
     assert git(ours, "log", "-1", "--format=%s").startswith("reconciler:")
     assert git(remote, "log", "-1", "--format=%s", "main") == "theirs"
+
+
+def test_a_model_name_with_bidi_overrides_reaches_the_leaderboards_as_escapes(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "specs" / "runs").mkdir(parents=True)
+    (root / "specs" / "benchmarks").mkdir()
+    spec = SPEC.read_text().replace(
+        'model = "openai/gpt-5.2"', 'model = "openai/gpt\\u202e2.5-tpg\\u202c\\u2066x\\u2069"'
+    )
+    spec = spec.replace('[tasks]\ntask_names = ["terminal-bench/git-multibranch"]\n', "")  # the board needs every task
+    (root / "specs" / "runs" / "bidi.toml").write_text(
+        spec.replace("max_concurrent_attempts = 1", "max_concurrent_attempts = 100")
+    )
+    (root / "specs" / "benchmarks" / "tb.toml").write_text(
+        '[benchmark]\nref = "terminal-bench-2-1"\n\n[leaderboard]\noutput = "leaderboards/tb.md"\nchart = "leaderboards/tb.svg"\n'
+    )
+    (root / "reconciler.toml").write_text('platform = "local"\nspecs_dir = "specs"\n')
+    git(root.parent, "init", "-q", str(root))
+
+    done = cli(root, "reconcile", "--wait")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    markdown = (root / "leaderboards" / "tb.md").read_text()
+    svg = (root / "leaderboards" / "tb.svg").read_text()
+    for text in (markdown, svg):
+        assert not any(c in text for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    assert "gpt\\u202e2.5-tpg\\u202c\\u2066x\\u2069" in markdown
+    assert "gpt\\u202e2.5-tpg\\u202c\\u2066x\\u2069" in svg
