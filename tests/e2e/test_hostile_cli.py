@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.errors import ExitCode
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[2]
@@ -101,7 +103,7 @@ def test_platform_serve_refuses_a_db_that_is_not_sqlite_and_leaves_it_as_it_was(
 @pytest.mark.parametrize("value", ["nan", "inf", "-1", "soon"])
 def test_lock_timeout_must_be_a_finite_number_of_seconds(tmp_path: Path, command: str, value: str) -> None:
     done = cli(tmp_path, command, f"--lock-timeout={value}")
-    assert_clean_failure(done, 2, "Invalid value for '--lock-timeout'", repr(value))
+    assert_clean_failure(done, ExitCode.USAGE, "Invalid value for '--lock-timeout'", repr(value))
 
 
 def test_a_push_rejected_while_the_tree_has_edits_keeps_them_and_says_what_to_do(tmp_path: Path) -> None:
