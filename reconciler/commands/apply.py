@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from ._common import platform_options, target_option
+from ._params import SECONDS
 
 if TYPE_CHECKING:
     from ..core.plan import Plan
@@ -30,7 +31,11 @@ if TYPE_CHECKING:
     help="Submit this spec's current config again on purpose, stopping its active run first (repeatable; paid).",
 )
 @click.option(
-    "--lock-timeout", type=float, default=0.0, show_default=True, help="Seconds to wait for another reconciler's lock."
+    "--lock-timeout",
+    type=SECONDS,
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for another reconciler's lock.",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options

@@ -5,6 +5,7 @@ import sys
 import click
 
 from ._common import platform_options, target_option
+from ._params import SECONDS
 
 
 @click.command("reconcile")
@@ -31,7 +32,11 @@ from ._common import platform_options, target_option
 )
 @click.option("--allow-empty", is_flag=True, help="Accept a repository with no run specs even though it owns runs.")
 @click.option(
-    "--lock-timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for another reconciler's lock."
+    "--lock-timeout",
+    type=SECONDS,
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for another reconciler's lock.",
 )
 @click.option(
     "--github-results",

@@ -90,12 +90,19 @@ class State(BaseModel):
 def load_state(path: Path) -> State:
     if not path.exists():
         return State()
+    if not path.is_file():  # a FIFO would block the read forever
+        raise ConfigError(
+            f"state file {path} is not a regular file",
+            hint="delete it; the next `reconciler plan` rebuilds it from the ownership markers on the platform",
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         state = State.model_validate(data)
-    except (OSError, ValueError, ValidationError) as exc:
+    except (OSError, ValueError, ValidationError, RecursionError) as exc:
+        # RecursionError: JSON nested thousands deep; the file was not written by reconciler
+        reason = "nested far too deep" if isinstance(exc, RecursionError) else type(exc).__name__
         raise ConfigError(
-            f"state file {path} is unreadable ({type(exc).__name__})",
+            f"state file {path} is unreadable ({reason})",
             hint="delete it; the next `reconciler plan` rebuilds it from the ownership markers on the platform",
         ) from None
     if state.version != STATE_VERSION:

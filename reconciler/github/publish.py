@@ -9,7 +9,8 @@ plan failed       summary <- the error; an earlier comment is updated to say so
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+from collections.abc import Iterable, Mapping
 
 import httpx
 
@@ -42,7 +43,35 @@ def worth_a_comment(plan: Plan, review: Review | None) -> bool:
     return review is not None and any(c.fields or c.status != "edited" for c in review.changes)
 
 
-def _post(ctx: GitHubContext, body: str, *, create: bool, transport: httpx.BaseTransport | None) -> StickyResult:
+SECRET_VARIABLES = ("OSMOSIS_TOKEN", "GITHUB_TOKEN")
+REDACTED = "***"
+_SHORTEST_SECRET = 8  # shorter values would blank out ordinary words; real tokens are far longer
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every occurrence of each secret value replaced by `***` (longest first, so a
+    secret that contains another is removed whole)."""
+    for value in sorted({v for v in secrets if len(v) >= _SHORTEST_SECRET}, key=len, reverse=True):
+        text = text.replace(value, REDACTED)
+    return text
+
+
+def _secrets(ctx: GitHubContext | None, env: Mapping[str, str] | None) -> list[str]:
+    """The tokens this process holds: none of them may reach a comment or a job summary."""
+    found = [source.get(name, "") for source in (os.environ, env or {}) for name in SECRET_VARIABLES]
+    return [*found, ctx.token] if ctx is not None else found
+
+
+def _post(
+    ctx: GitHubContext,
+    body: str,
+    *,
+    create: bool,
+    transport: httpx.BaseTransport | None,
+    env: Mapping[str, str] | None,
+) -> StickyResult:
+    # repository templates shape the body: whatever they printed, no token leaves this process
+    body = redact(body, _secrets(ctx, env))
     marked = with_marker(body, head_sha=ctx.pull_request.head_sha, run_url=ctx.run_url)
     with GitHubClient(ctx.token, ctx.api_url, transport=transport) as gh:
         return upsert_sticky(gh, ctx.repository, ctx.pull_request.number, marked, create=create)
@@ -59,10 +88,12 @@ def publish_plan(
     env: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> StickyResult:
-    append_summary(summary_markdown, env)
+    append_summary(redact(summary_markdown, _secrets(ctx, env)), env)
     speak = worth_a_comment(plan, review)
     try:
-        result = _post(ctx, comment_markdown if speak else no_changes_body(), create=speak, transport=transport)
+        result = _post(
+            ctx, comment_markdown if speak else no_changes_body(), create=speak, transport=transport, env=env
+        )
     except GitHubError:
         set_outputs(plan_outputs(plan, 1), env)
         raise
@@ -79,6 +110,6 @@ def publish_failure(
     transport: httpx.BaseTransport | None = None,
 ) -> StickyResult:
     """Say on the PR (and in the summary) why there is no plan; the step fails either way."""
-    append_summary(markdown, env)
+    append_summary(redact(markdown, _secrets(ctx, env)), env)
     set_outputs(plan_outputs(None, 1), env)
-    return _post(ctx, markdown, create=create, transport=transport)
+    return _post(ctx, markdown, create=create, transport=transport, env=env)

@@ -16,6 +16,9 @@ from starlette.responses import JSONResponse, Response
 from .store import Session, Store, Workspace
 
 MAX_PAGE = 50
+MAX_OFFSET = 1_000_000_000
+MAX_JSON_DEPTH = 32  # a submit body nests 4 deep
+_JSON_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 BENCHMARKS_NOT_ENABLED = "Benchmarks is not available for your account"
 _GIT_IDENTITY = re.compile(r"^[a-z0-9](?:[a-z0-9._-]*)/[a-z0-9._-]+$")
 
@@ -151,14 +154,21 @@ def scoped(request: Request, *, benchmarks: bool = True) -> Iterator[Context]:
 
 
 def paging(request: Request) -> tuple[int, int]:
-    """`limit` 1..50 (default 50) and `offset` >= 0 from the query string."""
+    """`limit` 1..50 (default 50) and `offset` 0..MAX_OFFSET from the query string."""
     limit = _int_param(request, "limit", MAX_PAGE)
     offset = _int_param(request, "offset", 0)
     if not 1 <= limit <= MAX_PAGE:
         raise ApiError(400, f"limit must be between 1 and {MAX_PAGE}, got {limit}", "VALIDATION", field="limit")
-    if offset < 0:
-        raise ApiError(400, f"offset must be 0 or more, got {offset}", "VALIDATION", field="offset")
+    check_offset("offset", offset)
     return limit, offset
+
+
+def check_offset(name: str, offset: int) -> None:
+    """400 unless 0 <= offset <= MAX_OFFSET: SQLite integers end at 2**63, and no list is that long."""
+    if offset < 0:
+        raise ApiError(400, f"{name} must be 0 or more, got {offset}", "VALIDATION", field=name)
+    if offset > MAX_OFFSET:
+        raise ApiError(400, f"{name} must be at most {MAX_OFFSET}, got {offset}", "VALIDATION", field=name)
 
 
 def _int_param(request: Request, name: str, default: int) -> int:
@@ -177,13 +187,35 @@ def page(key: str, items: list[Any], total: int, limit: int, offset: int) -> dic
 
 
 async def json_body(request: Request) -> Any:
+    """The request's JSON (`{}` when empty); 400 when it is not JSON or nests past MAX_JSON_DEPTH.
+
+    The size of the body is bounded before it gets here (BodyLimitMiddleware).
+    """
     raw = await request.body()
     if not raw.strip():
         return {}
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise ApiError(400, "Request body is not valid JSON", "VALIDATION") from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ApiError(400, "Request body is not valid JSON: not UTF-8 text", "VALIDATION") from None
+    if _nesting(text) > MAX_JSON_DEPTH:
+        raise ApiError(400, f"Request body nests deeper than {MAX_JSON_DEPTH} levels", "VALIDATION")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ApiError(400, f"Request body is not valid JSON: {exc}", "VALIDATION") from None
+
+
+def _nesting(text: str) -> int:
+    """The deepest `[`/`{` nesting outside strings, counted without recursion (json.loads recurses)."""
+    deepest = depth = 0
+    for token in _JSON_STRUCTURE.findall(text):
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth -= 1
+    return deepest
 
 
 async def json_object(request: Request) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import page_routes, routes_benchmarks, routes_outputs, routes_runs, routes_secrets, testhooks
 from .api import ApiError, Platform, error_response
+from .bodylimit import BodyLimitMiddleware
 from .faults import Faults, FaultsMiddleware
 from .outputs import OutputCache
 from .signing import FILES_PREFIX
@@ -125,7 +126,7 @@ def create_app(
     if speed <= 0:
         raise ValueError(f"speed must be positive, got {speed}")
     clock = clock or time.time
-    middleware = [Middleware(VersionHeaderMiddleware)]
+    middleware = [Middleware(VersionHeaderMiddleware), Middleware(BodyLimitMiddleware)]
     if faults is not None and faults.active:
         middleware.append(Middleware(FaultsMiddleware, faults=faults, clock=clock))
     store = Store(Path(db_path))

@@ -11,6 +11,10 @@ import math
 from datetime import UTC, datetime
 from typing import Any
 
+from markupsafe import Markup
+
+from ..core.visible import visible_keep_whitespace
+
 MISSING = "—"
 
 
@@ -123,6 +127,16 @@ def short_digest(digest: str | None) -> str:
         return MISSING
     algorithm, _, hexdigest = digest.partition(":")
     return f"{algorithm}:{hexdigest[:12]}" if hexdigest else digest[:19]
+
+
+def shown(value: Any) -> Any:
+    """Every value a page prints (the environment's `finalize`): control and bidi characters in
+    text become visible escapes (`\\u202e`), so a run or model name cannot reorder or hide what
+    follows it. Tabs and line breaks stay: in HTML they are whitespace, in logs their own lines."""
+    if not isinstance(value, str):
+        return value
+    text = visible_keep_whitespace(value)
+    return Markup(text) if isinstance(value, Markup) else text
 
 
 def raw(value: object) -> str:

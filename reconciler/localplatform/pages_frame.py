@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from . import pages_format
-from .api import BENCHMARKS_NOT_ENABLED, ApiError, Context, base_url, platform_of
+from .api import BENCHMARKS_NOT_ENABLED, ApiError, Context, base_url, check_offset, platform_of
 from .runview import iso
 from .store import StoreSession, Workspace
 
@@ -40,6 +40,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("reconciler.localplatform", "templates"),
         autoescape=True,
+        finalize=pages_format.shown,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -304,6 +305,5 @@ def offset_param(request: Request, name: str) -> int:
         value = int(raw)
     except ValueError:
         raise ApiError(400, f"{name} must be an integer, got {raw!r}", "VALIDATION", field=name) from None
-    if value < 0:
-        raise ApiError(400, f"{name} must be 0 or more, got {value}", "VALIDATION", field=name)
+    check_offset(name, value)
     return value

@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.visible import visible
+
 KeyPath = tuple[str | int, ...]
 
 
@@ -38,13 +40,18 @@ class Diagnostic(BaseModel):
     hint: str | None = None
 
     def render(self) -> str:
+        """One line, `file:line:col: key: [warning: ]message (hint)`.
+
+        Paths, keys and messages quote what a spec holds; any control or bidi character in
+        them is shown as its escape, so a key with a newline cannot print a line of its own.
+        """
         prefix = f"{self.file}:{self.line}:{self.col}: {self.key}: "
         if self.severity is Severity.WARNING:
             prefix += "warning: "
         text = prefix + self.message
         if self.hint:
             text += f" ({self.hint})"
-        return text
+        return visible(text)
 
     def github_annotation(self) -> str:
         level = "error" if self.severity is Severity.ERROR else "warning"
@@ -52,8 +59,8 @@ class Diagnostic(BaseModel):
         if self.hint:
             body += f" ({self.hint})"
         return (
-            f"::{level} file={_escape_property(self.file)},line={self.line},col={self.col},"
-            f"title={_escape_property(self.code)}::{_escape_data(body)}"
+            f"::{level} file={_escape_property(visible(self.file))},line={self.line},col={self.col},"
+            f"title={_escape_property(self.code)}::{_escape_data(visible(body))}"
         )
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +29,7 @@ from .models import (
 )
 from .run_config import RunConfig
 from .spec_ids import spec_id_problem
+from .toml_bounds import MAX_SPEC_BYTES, check_depth
 from .toml_positions import Position, key_on_line, key_positions, locate
 
 M = TypeVar("M", bound=BaseModel)
@@ -77,15 +82,14 @@ def _file_error(path: str, code: str, message: str, line: int = 1, col: int = 1)
 
 
 def read_document(path: Path, display: str) -> Document | Diagnostic:
-    """Read and parse one TOML file; any failure is a diagnostic, never an exception."""
-    if path.is_dir():
-        return _file_error(display, "NOT_A_FILE", "is a directory, not a spec file; rename it or move it out")
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return _file_error(display, "NOT_FOUND", "no such file")
-    except OSError as exc:
-        return _file_error(display, "UNREADABLE", f"cannot be read: {exc.strerror or exc}")
+    """Read and parse one TOML file; any failure is a diagnostic, never an exception.
+
+    Only regular files are opened (a FIFO would block forever, a device could be endless), at
+    most MAX_SPEC_BYTES are read, and the depth of keys and values is bounded before parsing.
+    """
+    raw = _read_regular(path, display)
+    if isinstance(raw, Diagnostic):
+        return raw
     if b"\x00" in raw:
         return _file_error(display, "NOT_TEXT", "is a binary file, not TOML text")
     try:
@@ -94,6 +98,9 @@ def read_document(path: Path, display: str) -> Document | Diagnostic:
         line = raw[: exc.start].count(b"\n") + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         return _file_error(display, "NOT_UTF8", "is not UTF-8 text", line, col)
+    too_deep = check_depth(text)
+    if too_deep is not None:
+        return _file_error(display, "TOO_DEEP", too_deep.message, too_deep.line, too_deep.col)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -119,6 +126,55 @@ def read_document(path: Path, display: str) -> Document | Diagnostic:
             )
         return _file_error(display, "TOML_SYNTAX", f"invalid TOML: {message[:1].lower()}{message[1:]}", line, col)
     return Document(display, data, text)
+
+
+def _read_regular(path: Path, display: str) -> bytes | Diagnostic:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return _file_error(display, "NOT_FOUND", "no such file")
+    except OSError as exc:
+        return _file_error(display, "UNREADABLE", _os_reason(exc))
+    if stat.S_ISDIR(info.st_mode):
+        return _file_error(display, "NOT_A_FILE", "is a directory, not a spec file; rename it or move it out")
+    if not stat.S_ISREG(info.st_mode):
+        return _file_error(display, "NOT_A_FILE", f"is a {_kind(info.st_mode)}, not a regular file; remove it")
+    if info.st_size > MAX_SPEC_BYTES:
+        return _too_big(display)
+    try:
+        # O_NONBLOCK: should the file be swapped for a FIFO after the check, opening it still returns.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return _file_error(display, "UNREADABLE", _os_reason(exc))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return _file_error(display, "NOT_A_FILE", "is not a regular file; remove it")
+        try:
+            raw = handle.read(MAX_SPEC_BYTES + 1)
+        except OSError as exc:
+            return _file_error(display, "UNREADABLE", _os_reason(exc))
+    return _too_big(display) if len(raw) > MAX_SPEC_BYTES else raw
+
+
+def _too_big(display: str) -> Diagnostic:
+    limit = MAX_SPEC_BYTES // 1024
+    return _file_error(display, "TOO_LARGE", f"is larger than {limit} KiB; a spec is a few KiB, split or trim it")
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "cannot be read: a symlink that points back at itself (a loop); fix or remove the link"
+    return f"cannot be read: {exc.strerror or exc}"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "special file"
 
 
 def validate_model(doc: Document, model: type[M], data: Any, prefix: KeyPath = ()) -> tuple[M | None, list[Diagnostic]]:
@@ -317,7 +373,10 @@ def load_settings(path: Path, display: str) -> tuple[ProjectSettings | None, lis
 
 def _display(path: Path, root: Path) -> str:
     """The path as users see it: relative to the repository root when inside it."""
-    for candidate in (path, path.resolve()):
+    candidates = [path]
+    with contextlib.suppress(OSError, RuntimeError):  # a symlink loop: reading the file reports it
+        candidates.append(path.resolve())
+    for candidate in candidates:
         try:
             return candidate.relative_to(root).as_posix()
         except ValueError:

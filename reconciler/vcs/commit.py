@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..errors import ReconcilerError
 
@@ -105,12 +106,20 @@ def push_with_retry(
             text = (exc.stderr or "") + (exc.stdout or "")
             if not any(w in text for w in ("rejected", "non-fast-forward", "fetch first")) or attempt == attempts:
                 raise GitError(f"git push to {remote}/{branch} failed: {text.strip()}") from None
+        _refuse_to_rebase_over_edits(repo, remote, branch)
         repo.git.fetch(remote, branch)
         upstream = f"{remote}/{branch}"
         try:
             repo.git.rebase(upstream)
-        except git.GitCommandError:
-            repo.git.rebase("--abort")
+        except git.GitCommandError as exc:
+            try:
+                repo.git.rebase("--abort")
+            except git.GitCommandError:  # the rebase never started, so nothing was changed
+                raise GitError(
+                    f"push to {remote}/{branch} was rejected and rebasing onto it failed: "
+                    f"{(exc.stderr or str(exc)).strip()}",
+                    hint=f"run `git pull --rebase {remote} {branch}` and `git push` by hand",
+                ) from None
             ahead = int(repo.git.rev_list("--count", f"{upstream}..HEAD"))
             if ahead > 1:
                 raise GitError(
@@ -119,3 +128,18 @@ def push_with_retry(
             repo.git.reset("--hard", upstream)  # only our generated commit is dropped; it is re-rendered next
         rerender()
     return attempts
+
+
+def _refuse_to_rebase_over_edits(repo: Any, remote: str, branch: str) -> None:
+    """A rejected push is retried by rebasing, and on conflict by resetting: neither may touch
+    edits the user has not committed, so with any in the tree the retry stops before it starts."""
+    dirty = repo.git.status("--porcelain", "--untracked-files=no").splitlines()
+    if not dirty:
+        return
+    names = [line[3:] for line in dirty]
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise GitError(
+        f"push to {remote}/{branch} was rejected (it has newer commits) and uncommitted changes in {shown}"
+        " block the retry; your changes are untouched and the new commit is kept locally",
+        hint=f"commit or stash them (`git stash`), then run `git pull --rebase {remote} {branch}` and `git push`",
+    )

@@ -1,0 +1,162 @@
+"""Bad input to the real command gives a clear error naming what is wrong, never "internal error".
+
+Each case runs `python -m reconciler.cli` in a child process, as a user or CI would.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reconciler.errors import ExitCode
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO / "tests" / "corpus" / "good" / "official-smoke.toml"
+
+
+def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_", "RECONCILER_"))}
+    # the timeout only keeps a regression from hanging the suite
+    return subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def make_repo(root: Path) -> Path:
+    (root / "specs" / "runs").mkdir(parents=True)
+    shutil.copyfile(SPEC, root / "specs" / "runs" / "smoke.toml")
+    (root / "reconciler.toml").write_text('platform = "local"\nspecs_dir = "specs"\n')
+    (root / ".gitignore").write_text(".osmosis/\n.reconciler/lock\n")
+    (root / "NOTES.md").write_text("notes\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "specs")
+    return root
+
+
+def assert_clean_failure(done: subprocess.CompletedProcess[str], code: int, *fragments: str) -> None:
+    assert done.returncode == code, done.stdout + done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    for fragment in fragments:
+        assert fragment in done.stderr, done.stderr
+
+
+def test_a_state_file_nested_100k_deep_is_named_with_the_way_out(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / ".reconciler").mkdir()
+    (root / ".reconciler" / "state.json").write_text("[" * 100_000 + "]" * 100_000)
+    done = cli(root, "plan")
+    assert_clean_failure(done, 1, ".reconciler/state.json is unreadable (nested far too deep)", "hint: delete it")
+
+
+def test_a_state_file_that_is_a_fifo_is_named_instead_of_read(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / ".reconciler").mkdir()
+    os.mkfifo(root / ".reconciler" / "state.json")
+    done = cli(root, "plan")
+    assert_clean_failure(done, 1, ".reconciler/state.json is not a regular file", "hint: delete it")
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1)
+        yield sock.getsockname()[1]
+
+
+def test_platform_serve_on_a_busy_port_says_so_and_how_to_pick_another(tmp_path: Path, busy_port: int) -> None:
+    done = cli(tmp_path, "platform", "serve", "--port", str(busy_port), "--db", str(tmp_path / "p.sqlite3"))
+    assert_clean_failure(done, 1, f"port {busy_port} on 127.0.0.1 is already in use", "--port (0 picks a free one)")
+    assert not (tmp_path / "p.sqlite3").exists()
+
+
+def test_platform_serve_on_a_host_that_is_no_address_names_the_host(tmp_path: Path) -> None:
+    done = cli(tmp_path, "platform", "serve", "--host", "bad..host", "--port", "0", "--db", str(tmp_path / "p.db"))
+    assert_clean_failure(done, 1, "--host 'bad..host' is not an address to listen on", "use 127.0.0.1")
+    assert not (tmp_path / "p.db").exists()
+
+
+def test_platform_serve_refuses_a_db_that_is_not_sqlite_and_leaves_it_as_it_was(tmp_path: Path) -> None:
+    db = tmp_path / "notes.txt"
+    db.write_text("my notes, not a database\n")
+    done = cli(tmp_path, "platform", "serve", "--port", "0", "--db", str(db))
+    assert_clean_failure(done, 1, f"--db {db} is not a database the local platform can use")
+    assert db.read_text() == "my notes, not a database\n"
+
+
+@pytest.mark.parametrize("command", ["apply", "reconcile"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "soon"])
+def test_lock_timeout_must_be_a_finite_number_of_seconds(tmp_path: Path, command: str, value: str) -> None:
+    done = cli(tmp_path, command, f"--lock-timeout={value}")
+    assert_clean_failure(done, ExitCode.USAGE, "Invalid value for '--lock-timeout'", repr(value))
+
+
+def test_a_push_rejected_while_the_tree_has_edits_keeps_them_and_says_what_to_do(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    seed = make_repo(tmp_path / "seed")
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(seed, "remote", "add", "origin", str(remote))
+    git(seed, "push", "-q", "origin", "main")
+    ours = tmp_path / "ours"
+    subprocess.run(["git", "clone", "-q", str(remote), str(ours)], check=True)
+    (seed / "CHANGELOG.md").write_text("theirs\n")
+    git(seed, "add", "CHANGELOG.md")
+    git(seed, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "theirs")
+    git(seed, "push", "-q", "origin", "main")
+    (ours / "NOTES.md").write_text("my edit, not committed\n")
+
+    done = cli(ours, "reconcile", "--commit", "--push")
+
+    assert_clean_failure(
+        done,
+        1,
+        "push to origin/main was rejected",
+        "uncommitted changes in NOTES.md",
+        "hint: commit or stash them (`git stash`), then run `git pull --rebase origin main` and `git push`",
+    )
+    assert (ours / "NOTES.md").read_text() == "my edit, not committed\n"
+    assert git(ours, "log", "-1", "--format=%s").startswith("reconciler:")
+    assert git(remote, "log", "-1", "--format=%s", "main") == "theirs"
+
+
+def test_a_model_name_with_bidi_overrides_reaches_the_leaderboards_as_escapes(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "specs" / "runs").mkdir(parents=True)
+    (root / "specs" / "benchmarks").mkdir()
+    spec = SPEC.read_text().replace(
+        'model = "openai/gpt-5.2"', 'model = "openai/gpt\\u202e2.5-tpg\\u202c\\u2066x\\u2069"'
+    )
+    spec = spec.replace('[tasks]\ntask_names = ["terminal-bench/git-multibranch"]\n', "")  # the board needs every task
+    (root / "specs" / "runs" / "bidi.toml").write_text(
+        spec.replace("max_concurrent_attempts = 1", "max_concurrent_attempts = 100")
+    )
+    (root / "specs" / "benchmarks" / "tb.toml").write_text(
+        '[benchmark]\nref = "terminal-bench-2-1"\n\n[leaderboard]\noutput = "leaderboards/tb.md"\nchart = "leaderboards/tb.svg"\n'
+    )
+    (root / "reconciler.toml").write_text('platform = "local"\nspecs_dir = "specs"\n')
+    git(root.parent, "init", "-q", str(root))
+
+    done = cli(root, "reconcile", "--wait")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    markdown = (root / "leaderboards" / "tb.md").read_text()
+    svg = (root / "leaderboards" / "tb.svg").read_text()
+    for text in (markdown, svg):
+        assert not any(c in text for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    assert "gpt\\u202e2.5-tpg\\u202c\\u2066x\\u2069" in markdown
+    assert "gpt\\u202e2.5-tpg\\u202c\\u2066x\\u2069" in svg

@@ -1,0 +1,164 @@
+"""A repository's own templates are code from whoever opens a pull request: they render sandboxed.
+
+They cannot reach the environment, files or Python internals; what they cannot do is a clear
+render error naming the template, and no token ever reaches what is posted to GitHub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from reconciler.core.plan import Plan
+from reconciler.errors import ConfigError
+from reconciler.github.event import GitHubContext, PullRequestEvent
+from reconciler.github.publish import publish_failure, publish_plan
+from reconciler.render.leaderboard import render_markdown as render_leaderboard
+from reconciler.render.plan_markdown import render_markdown as render_plan
+from tests.github_fake import FakeGitHub
+
+REPO, PR = "acme/evals", 12
+SECRET = "osm_live_9f8e7d6c5b4a39281706"
+SPEC = Path(__file__).resolve().parents[1] / "corpus" / "good" / "official-smoke.toml"
+STEAL = '{{ cycler.__init__.__globals__.os.environ["OSMOSIS_TOKEN"] }}'
+
+
+@dataclass(frozen=True)
+class Hostile:
+    name: str
+    template: str
+    says: str
+
+
+CASES = [
+    Hostile("environ-through-cycler", STEAL, "access to attribute '__init__' of 'type' object is unsafe"),
+    Hostile("environ-through-lipsum", "{{ lipsum.__globals__['os'].environ }}", "'__globals__'"),
+    Hostile("subclasses-to-popen", "{{ ''.__class__.__mro__[1].__subclasses__() }}", "access to attribute '__class__'"),
+    Hostile("mutating-a-value", "{% set x = [] %}{{ x.append(1) }}", "access to attribute 'append'"),
+    Hostile(
+        "read-through-symlink", '{% include "leak.txt" %}', "templates/leak.txt cannot be rendered: it is a symlink"
+    ),
+    Hostile("include-a-fifo", '{% include "pipe" %}', "templates/pipe cannot be rendered: it is not a regular file"),
+    Hostile("string-of-ten-gigabytes", "{{ 'x' * 10**10 }}", "a repetition longer than 100000 items"),
+    Hostile("huge-power", "{{ 2 ** 100000000 }}", "an exponent above 1000"),
+    Hostile("syntax-error", "{% if %}", "templates/plan.md.j2:1 cannot be rendered"),
+]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "templates").mkdir(parents=True)
+    secret_file = tmp_path / "outside.txt"
+    secret_file.write_text(SECRET)
+    (root / "templates" / "leak.txt").symlink_to(secret_file)
+    os.mkfifo(root / "templates" / "pipe")
+    return root
+
+
+def empty_plan() -> Plan:
+    return Plan(owner=REPO, actions=(), desired_digest="d", observed_digest="o")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_hostile_plan_template_is_a_render_error_that_leaks_nothing(
+    case: Hostile, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OSMOSIS_TOKEN", SECRET)
+    (repo / "templates" / "plan.md.j2").write_text(case.template)
+    with pytest.raises(ConfigError) as raised:
+        render_plan(empty_plan(), repo_root=repo)
+    assert case.says in raised.value.message
+    assert raised.value.message.startswith("template templates/")
+    assert SECRET not in raised.value.render()
+
+
+def test_a_hostile_leaderboard_template_is_refused_the_same_way(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OSMOSIS_TOKEN", SECRET)
+    (repo / "templates" / "leaderboard.md.j2").write_text(f"# board\n{STEAL}\n")
+    with pytest.raises(ConfigError) as raised:
+        render_leaderboard(
+            title="t", benchmark_key="b", spec_path="s", rows=[], rank_by="pass_at_1", scope="workspace", repo_root=repo
+        )
+    assert raised.value.message.startswith("template templates/leaderboard.md.j2:2 cannot be rendered")
+
+
+def test_a_repository_template_that_plays_by_the_rules_still_renders(repo: Path) -> None:
+    (repo / "templates" / "plan.md.j2").write_text("{% for a in plan.actions %}x{% endfor %}owner={{ plan.owner }}\n")
+    assert render_plan(empty_plan(), repo_root=repo) == f"owner={REPO}\n"
+
+
+# --- what reaches GitHub ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    with FakeGitHub().serve() as fake:
+        yield fake
+
+
+def context(fake: FakeGitHub) -> GitHubContext:
+    return GitHubContext(REPO, PullRequestEvent(PR, "main", "abc123def456"), fake.token, api_url=fake.url, run_id="4")
+
+
+@pytest.mark.slow
+def test_tokens_in_a_plan_are_redacted_from_comment_and_summary(
+    github: FakeGitHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OSMOSIS_TOKEN", SECRET)
+    env = {"GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_OUTPUT": str(tmp_path / "output")}
+    text = f"spec by {SECRET}, pushed with {github.token}\n"
+    publish_plan(
+        context(github), empty_plan(), comment_markdown=text, summary_markdown=text, review=None, exitcode=1, env=env
+    )
+    publish_failure(context(github), text, create=True, env=env)
+    posted = [str(c["body"]) for c in github.comments(REPO, PR)]
+    summary = (tmp_path / "summary.md").read_text()
+    for shown in (*posted, summary):
+        assert SECRET not in shown and github.token not in shown
+    assert "spec by ***, pushed with ***" in summary
+    assert any("spec by ***, pushed with ***" in body for body in posted)
+
+
+@pytest.mark.slow
+def test_plan_github_comment_with_a_hostile_template_posts_no_token(github: FakeGitHub, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "specs" / "runs").mkdir(parents=True)
+    (root / "templates").mkdir()
+    shutil.copyfile(SPEC, root / "specs" / "runs" / "smoke.toml")
+    (root / "reconciler.toml").write_text('platform = "local"\n')
+    (root / "templates" / "plan.md.j2").write_text(f"### plan\n{STEAL}\n")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"pull_request": {"number": PR, "base": {"ref": "main"}, "head": {"sha": "f" * 40}}}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "OSMOSIS_", "RECONCILER_"))}
+    env |= {
+        "CI": "true",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_API_URL": github.url,
+        "GITHUB_TOKEN": github.token,
+        "GITHUB_RUN_ID": "7",
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "OSMOSIS_TOKEN": SECRET,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", "plan", "--github-comment"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "internal error" not in done.stderr
+    assert "template templates/plan.md.j2:2 cannot be rendered: access to attribute '__init__'" in done.stderr
+    # the plan never rendered, so nothing was posted, and nothing that was shown holds the token
+    assert github.comments(REPO, PR) == []
+    assert SECRET not in done.stdout + done.stderr
