@@ -31,7 +31,7 @@ class Project:
         `specs`, which tells a new user nothing about reconciler.toml or `init`.
         """
         path = self.specs_path
-        if path.is_dir():
+        if path.is_dir() or path.is_symlink():  # a looping or dangling link: the loader names what is wrong
             return path
         if self.settings_path is None:
             raise ConfigError(

@@ -239,14 +239,15 @@ class _Planner:
                 for run in runs:
                     assert run.marker is not None
                     gone.setdefault(run.marker.fingerprint, set()).add(spec_id)
-        homeless: dict[str, list[str]] = {}
+        # every desired spec of a config competes for its runs, with or without runs of its own:
+        # otherwise a move would appear only once a competitor had submitted (and plans would not converge)
+        specs_of: dict[str, list[str]] = {}
         for spec_id, fp in self.fingerprints.items():
-            if spec_id not in self.owned:
-                homeless.setdefault(fp, []).append(spec_id)
+            specs_of.setdefault(fp, []).append(spec_id)
         moves: dict[str, _Move] = {}
-        for fp, new_ids in homeless.items():
+        for fp, new_ids in specs_of.items():
             old_ids = gone.get(fp, set())
-            if len(new_ids) == 1 and len(old_ids) == 1:
+            if len(new_ids) == 1 and new_ids[0] not in self.owned and len(old_ids) == 1:
                 (old_id,) = old_ids
                 carried = tuple(r for r in self.owned[old_id] if r.marker is not None and r.marker.fingerprint == fp)
                 moves[new_ids[0]] = _Move(old_id=old_id, runs=carried)

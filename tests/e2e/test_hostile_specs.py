@@ -106,6 +106,7 @@ def test_every_hostile_spec_is_reported_by_the_real_command_and_plan_refuses(rep
 @pytest.mark.slow
 def test_specs_dir_that_is_a_symlink_to_itself_is_named_not_a_crash(tmp_path: Path) -> None:
     (tmp_path / "specs").symlink_to("specs")
+    (tmp_path / "reconciler.toml").write_text('platform = "local"\nspecs_dir = "specs"\n', encoding="utf-8")
     result = subprocess.run(
         [sys.executable, "-m", "reconciler.cli", "validate"],
         cwd=tmp_path,
