@@ -212,3 +212,19 @@ def test_runs_marked_by_an_earlier_version_with_the_workspace_as_owner_are_not_p
     # whatever exit code a blocked apply has, it submits nothing
     cli(root, env, "apply", "--auto-approve", "--target", "tb-smoke", check=False)
     assert len(runs_of(platform, workspace, "tb-smoke")) == 1
+
+
+def test_runs_and_import_call_this_repositorys_run_its_own_in_a_shared_workspace(
+    platform: ServedPlatform, tmp_path: Path
+) -> None:
+    workspace = f"shared-{uuid.uuid4().hex[:8]}"
+    env = env_for(platform, tmp_path / "cache")
+    one = make_repo(tmp_path / "one", workspace, "https://github.com/acme/one.git")
+    cli(one, env, "apply", "--auto-approve", "--target", "tb-smoke")
+    (run,) = runs_of(platform, workspace, "tb-smoke")
+
+    rows = json.loads(cli(one, env, "runs", "--format", "json").stdout)["runs"]
+    assert [r["owner"] for r in rows] == ["spec tb-smoke"]
+    imported = cli(one, env, "import", str(run["name"]), check=False)
+    assert imported.returncode == 64
+    assert "already belongs to this repository's spec tb-smoke" in imported.stderr
