@@ -120,3 +120,12 @@ def test_a_state_file_outside_the_work_tree_is_a_settings_error(root: Path, tmp_
     assert done.returncode == 1
     assert "state_file" in done.stderr and "leaves the repository" in done.stderr
     assert not (tmp_path / "state.json").exists()
+
+
+@pytest.mark.parametrize("outputs_dir", ["../downloads", "/tmp/downloads", ".git/downloads"])
+def test_an_outputs_folder_outside_the_work_tree_or_in_git_is_a_settings_error(root: Path, outputs_dir: str) -> None:
+    (root / "reconciler.toml").write_text(f'platform = "local"\nworkspace = "rooms"\noutputs_dir = "{outputs_dir}"\n')
+    done = cli(root, "download")
+    assert done.returncode == 1
+    assert "reconciler.toml" in done.stderr and "outputs_dir" in done.stderr and "Traceback" not in done.stderr
+    assert not (root / ".git/downloads").exists() and not (root.parent / "downloads").exists()
