@@ -235,8 +235,14 @@ class Applier:
         )
 
     async def _find_marked_run(self, benchmark_id: str | None, marker: Marker) -> tuple[str, str] | None:
-        """The newest run carrying exactly this marker, asked of the platform."""
-        found = await self.session.ownership.marked_runs(benchmark_id, marker)
+        """The newest run carrying exactly this marker, asked of the platform, that the plan did not
+        already see carrying it.
+
+        A run the plan saw with this marker was weighed by it: the plan submits a config it saw a
+        run of only when `--replace` asks for that config again, so such a run never stands in for
+        this submit. A run the plan saw without knowing its marker (a wrong cache) still counts."""
+        seen = {r.id for r in self.observed.runs if r.marker == marker}
+        found = [r for r in await self.session.ownership.marked_runs(benchmark_id, marker) if r.id not in seen]
         return (found[0].id, found[0].name or found[0].id) if found else None
 
     async def _settle_duplicates(
