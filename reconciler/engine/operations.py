@@ -59,11 +59,17 @@ async def make_plan(
     targets: Sequence[str] = (),
     prune: bool = False,
     allow_protected: bool = False,
+    replace: Sequence[str] = (),
     platform: str | None = None,
     workspace: str | None = None,
 ) -> PlanResult:
+    policy = make_policy(project, targets, prune, allow_protected)
+    if replace:
+        from .replace import with_replace
+
+        policy = with_replace(project, policy, replace)
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
-        return await _plan_in(session, make_policy(project, targets, prune, allow_protected))
+        return await _plan_in(session, policy)
 
 
 # --- saved plans --------------------------------------------------------------------------------
