@@ -143,6 +143,9 @@ class Applier:
             or marker.owner != self.session.owner
             or action.spec_id not in (marker.spec_id, self.aliases.get(action.run_id))
         ):
+            # the state file cached a marker the platform contradicts (edited by hand): forget it, so
+            # the next plan reads this run's marker again instead of planning the same refused stop
+            self.state.markers.pop(action.run_id, None)
             return ActionResult(
                 action=action, ok=False, message=f"{action.run_name} is not owned by this repository; not stopped"
             )
