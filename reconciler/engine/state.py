@@ -93,14 +93,27 @@ def load_state(path: Path) -> State:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         state = State.model_validate(data)
-    except (OSError, ValueError, ValidationError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise ConfigError(
-            f"state file {path} is unreadable ({type(exc).__name__})",
+            f"state file {path} is unreadable: {_where(exc)}",
             hint="delete it; the next `reconciler plan` rebuilds it from the ownership markers on the platform",
         ) from None
     if state.version != STATE_VERSION:
         raise ConfigError(f"state file {path} has version {state.version}; this reconciler reads {STATE_VERSION}")
     return state
+
+
+def _where(exc: Exception) -> str:
+    """What is wrong and where: the line and column of a JSON syntax error, the field of a bad value."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        return f"{field}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to be a state file"
+    return str(exc)
 
 
 def dump_state(state: State) -> str:
