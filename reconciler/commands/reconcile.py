@@ -86,6 +86,10 @@ def command(
     results_ctx = results_context_from_env() if github_results else None
     project = load_project()
     project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
+    if commit_:
+        from ..vcs.commit import ensure_committable
+
+        ensure_committable(project.root, push=push)
     text = fmt == "text"
     say = click.echo if text else None
     commit_doc: dict[str, object] | None = None
