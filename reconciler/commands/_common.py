@@ -15,6 +15,25 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 
+class Seconds(click.ParamType):
+    """A duration in seconds: zero or more, `inf` for no limit; never NaN, which compares false with
+    every deadline and so would wait forever while reading as a number."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if seconds != seconds or seconds < 0:  # NaN is the one float unequal to itself
+            self.fail(f"{value!r} is not a number of seconds (0 or more, or inf)", param, ctx)
+        return seconds
+
+
+SECONDS = Seconds()
+
+
 def platform_options(func: F) -> F:
     func = click.option(
         "--workspace",

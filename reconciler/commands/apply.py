@@ -7,7 +7,7 @@ from types import FrameType
 
 import click
 
-from ._common import platform_options, target_option
+from ._common import SECONDS, platform_options, target_option
 
 
 @click.command("apply")
@@ -25,7 +25,11 @@ from ._common import platform_options, target_option
     help="Submit this spec's current config again on purpose, stopping its active run first (repeatable; paid).",
 )
 @click.option(
-    "--lock-timeout", type=float, default=0.0, show_default=True, help="Seconds to wait for another reconciler's lock."
+    "--lock-timeout",
+    type=SECONDS,
+    default=0.0,
+    show_default=True,
+    help="Seconds to wait for another reconciler's lock.",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options

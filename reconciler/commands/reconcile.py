@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import platform_options, target_option
+from ._common import SECONDS, platform_options, target_option
 
 
 @click.command("reconcile")
@@ -10,7 +10,7 @@ from ._common import platform_options, target_option
     "--wait", "wait_", is_flag=True, help="Follow owned runs until they end before downloading and rendering."
 )
 @click.option(
-    "--timeout", type=float, default=3600.0, show_default=True, help="With --wait: give up after this many seconds."
+    "--timeout", type=SECONDS, default=3600.0, show_default=True, help="With --wait: give up after this many seconds."
 )
 @click.option(
     "--commit", "commit_", is_flag=True, help="Commit the changed generated files (leaderboards, charts, state file)."
@@ -29,7 +29,11 @@ from ._common import platform_options, target_option
 )
 @click.option("--allow-empty", is_flag=True, help="Accept a repository with no run specs even though it owns runs.")
 @click.option(
-    "--lock-timeout", type=float, default=60.0, show_default=True, help="Seconds to wait for another reconciler's lock."
+    "--lock-timeout",
+    type=SECONDS,
+    default=60.0,
+    show_default=True,
+    help="Seconds to wait for another reconciler's lock.",
 )
 @click.option(
     "--github-results",

@@ -94,3 +94,22 @@ def test_the_help_documents_every_exit_code(root: Path, args: tuple[str, ...]) -
     text = " ".join(cli(root, *args).stdout.split())
     for phrase in ("0 ok", "1 error", "2 changes pending", "3 blocked", "64 usage error", "130 interrupted"):
         assert phrase in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("apply", "--auto-approve", "--lock-timeout", "nan"),
+        ("apply", "--auto-approve", "--lock-timeout", "-1"),
+        ("reconcile", "--lock-timeout", "nan"),
+        ("reconcile", "--wait", "--timeout", "nan"),
+        ("wait", "--timeout", "-5"),
+    ],
+)
+def test_a_duration_that_is_not_a_number_of_seconds_is_a_usage_error_before_anything_runs(
+    root: Path, args: tuple[str, ...]
+) -> None:
+    done = cli(root, *args)
+    assert done.returncode == 64, done.stdout + done.stderr
+    assert "is not a number of seconds" in done.stderr and "Traceback" not in done.stderr
+    assert not (root / ".reconciler").exists() and not (root / ".osmosis").exists()
