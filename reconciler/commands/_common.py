@@ -15,7 +15,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 
-class Seconds(click.ParamType):
+class Seconds(click.ParamType[float]):
     """A duration in seconds: zero or more, `inf` for no limit; never NaN, which compares false with
     every deadline and so would wait forever while reading as a number."""
 
