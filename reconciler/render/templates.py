@@ -30,7 +30,9 @@ def money(value: float | None) -> str:
 def environment(repo_root: Path | None = None) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = []
     if repo_root is not None and (repo_root / "templates").is_dir():
-        loaders.append(jinja2.FileSystemLoader(repo_root / "templates"))
+        from .repo_templates import RepoTemplates
+
+        loaders.append(RepoTemplates(repo_root))  # never through a symlink: see safe_paths.read_repo_file
     loaders.append(jinja2.PackageLoader("reconciler.render", "templates"))
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
