@@ -94,13 +94,21 @@ def load_state(path: Path) -> State:
         data = json.loads(path.read_text(encoding="utf-8"))
         state = State.model_validate(data)
     except (OSError, ValueError, RecursionError) as exc:
-        raise ConfigError(
-            f"state file {path} is unreadable: {_where(exc)}",
-            hint="delete it; the next `reconciler plan` rebuilds it from the ownership markers on the platform",
-        ) from None
+        raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None
     if state.version != STATE_VERSION:
         raise ConfigError(f"state file {path} has version {state.version}; this reconciler reads {STATE_VERSION}")
     return state
+
+
+def _remedy(path: Path) -> str:
+    """Deleting is the cure for a garbled state file, never for a file that was not one: state_file
+    may name README.md, reconciler.toml or a folder, and those must not be deleted on our word."""
+    if path.suffix != ".json" or path.is_dir():
+        return (
+            f"state_file in reconciler.toml names {path.name}, which is not a reconciler state file;"
+            " point it at a file of its own, such as .reconciler/state.json"
+        )
+    return "delete it; the next `reconciler plan` rebuilds it from the ownership markers on the platform"
 
 
 def _where(exc: Exception) -> str:

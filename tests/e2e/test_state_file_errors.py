@@ -51,3 +51,19 @@ def test_an_unreadable_state_file_is_one_error_naming_where_and_changes_nothing(
     assert f"state file {state} is unreadable: {says}" in done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert state.read_text() == content
+
+
+@pytest.mark.parametrize("named", ["reconciler.toml", "specs"])
+def test_a_state_file_setting_that_names_a_users_file_never_advises_deleting_it(root: Path, named: str) -> None:
+    settings = root / "reconciler.toml"
+    settings.write_text(f'state_file = "{named}"\n' + settings.read_text())
+    before = settings.read_text()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", "plan"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert f"state_file in reconciler.toml names {named}, which is not a reconciler state file" in done.stderr
+    assert "delete it" not in done.stderr and "Traceback" not in done.stderr
+    assert settings.read_text() == before and (root / "specs/runs").is_dir()
