@@ -97,38 +97,76 @@ def root() -> None:
     """
 
 
+class _WatchedStdout:
+    """sys.stdout that remembers whether a command printed anything (its JSON document)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self.written = False
+
+    def write(self, text: Any) -> Any:
+        if text:
+            self.written = True
+        return self._stream.write(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _wants_json(args: list[str]) -> bool:
+    from itertools import pairwise
+
+    return "--format=json" in args or any(a == "--format" and b == "json" for a, b in pairwise(args))
+
+
 def main(argv: list[str] | None = None) -> Any:
-    """Run the command line; the one place where every outcome becomes an exit code (see `ExitCode`)."""
+    """Run the command line; the one place where every outcome becomes an exit code (see `ExitCode`).
+
+    Under `--format json`, a command that fails before printing its document prints an error
+    document instead (`kind: "error"`), so stdout is always one JSON document; the message
+    goes to stderr as in text mode.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    watched = _WatchedStdout(sys.stdout) if _wants_json(args) else None
+    if watched is not None:
+        sys.stdout = watched
+
+    def fail(code: int, message: str, hint: str | None = None) -> None:
+        if watched is not None and not watched.written:
+            from .render.tables import json_document
+
+            error = {"message": message, "hint": hint, "exit_code": int(code)}
+            watched.write(json_document("error", {"error": error}))
+            watched.flush()
+        sys.exit(code)
+
     try:
-        root.main(args=argv, prog_name="reconciler", standalone_mode=False)
+        root.main(args=args, prog_name="reconciler", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except CommandExit as exc:
         sys.exit(exc.exit_code)
     except click.UsageError as exc:  # click's parser errors exit 2 by default, which means "changes pending"
         exc.show()
-        sys.exit(ExitCode.USAGE)
+        fail(ExitCode.USAGE, exc.format_message())
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        fail(exc.exit_code, exc.format_message())
     except click.Abort:
         click.echo("aborted", err=True)
-        sys.exit(ExitCode.ERROR)
+        fail(ExitCode.ERROR, "aborted")
     except ReconcilerError as exc:
         click.echo(exc.render(), err=True)
-        sys.exit(exc.exit_code)
+        fail(exc.exit_code, exc.message, exc.hint)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
-        sys.exit(ExitCode.INTERRUPTED)
+        fail(ExitCode.INTERRUPTED, "interrupted")
     except Exception as exc:  # anything else is a bug: say so, briefly
         if os.environ.get("RECONCILER_DEBUG"):
             traceback.print_exc()
-        click.echo(
-            f"internal error: {type(exc).__name__}: {exc}\n"
-            "this is a bug in reconciler; rerun with RECONCILER_DEBUG=1 for the traceback",
-            err=True,
-        )
-        sys.exit(ExitCode.ERROR)
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        click.echo(f"{message}\nthis is a bug in reconciler; rerun with RECONCILER_DEBUG=1 for the traceback", err=True)
+        fail(ExitCode.ERROR, message)
     sys.exit(ExitCode.OK)
 
 

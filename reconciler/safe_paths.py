@@ -73,6 +73,44 @@ def writable_path(root: Path, rel: str) -> Path:
     return current
 
 
+MAX_REPO_FILE_BYTES = 1_000_000
+
+
+def read_repo_file(root: Path, rel: str, *, limit: int = MAX_REPO_FILE_BYTES) -> bytes | None:
+    """The bytes of `rel`, a file of the repository that reconciler reads as code (a template):
+    None when it does not exist; UnsafePathError when any component is a symlink, when it is
+    not a regular file (a FIFO would block, /dev/zero never ends) or is larger than `limit`.
+
+    A committed `templates/plan.md.j2 -> /proc/self/environ` would otherwise put the runner's
+    environment, tokens included, into a pull-request comment."""
+    problem = path_problem(rel)
+    if problem is not None:
+        raise UnsafePathError(f"refusing to read {rel}: {problem}")
+    parts = [p for p in PurePosixPath(rel).parts if p != "."]
+    current = root
+    for i, part in enumerate(parts):
+        current = current / part
+        shown = "/".join(parts[: i + 1])
+        if current.is_symlink():
+            raise UnsafePathError(
+                f"refusing to read {rel}: {shown} is a symlink, and reconciler never reads repository code through one",
+                hint=f"replace {shown} with a real {'file' if i == len(parts) - 1 else 'directory'}",
+            )
+        if not current.exists():
+            return None
+    if not current.is_file():
+        raise UnsafePathError(f"refusing to read {rel}: it is not a regular file")
+    try:
+        fd = os.open(current, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise UnsafePathError(f"refusing to read {rel}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise UnsafePathError(f"refusing to read {rel}: larger than {limit:,} bytes")
+    return data
+
+
 def is_ours(existing: str | None, *, recorded_digest: str | None, digest: str | None) -> bool:
     """Whether a file may be overwritten: absent or blank, marked as generated, or exactly what was last written.
 

@@ -32,6 +32,13 @@ if TYPE_CHECKING:
 )
 @click.option("--prune", is_flag=True, help="Plan to stop owned runs whose spec was deleted.")
 @click.option("--allow-protected", is_flag=True, help="Plan to stop or replace runs of protected specs.")
+@click.option(
+    "--replace",
+    "replace",
+    multiple=True,
+    metavar="SPEC_ID",
+    help="Plan to submit this spec's current config again on purpose (repeatable; paid), as `apply --replace` does.",
+)
 @click.option("--show-noop", is_flag=True, help="List specs that are already in sync too.")
 @click.option(
     "--base",
@@ -54,6 +61,7 @@ def command(
     detailed_exitcode: bool,
     prune: bool,
     allow_protected: bool,
+    replace: tuple[str, ...],
     show_noop: bool,
     base_ref: str | None,
     github_comment: bool,
@@ -102,6 +110,7 @@ def command(
                 targets=targets,
                 prune=prune,
                 allow_protected=allow_protected,
+                replace=replace,
                 platform=platform,
                 workspace=workspace,
             )
@@ -141,7 +150,7 @@ def command(
                 plan,
                 style=style,
                 show_noop=show_noop,
-                apply_command=apply_command(targets, prune=prune, allow_protected=allow_protected),
+                apply_command=apply_command(targets, prune=prune, allow_protected=allow_protected, replace=replace),
             ),
             nl=False,
         )
@@ -182,7 +191,9 @@ def _exitcode(plan: Plan) -> ExitCode:
     return ExitCode.CHANGES_PENDING if plan.has_changes else ExitCode.OK
 
 
-def apply_command(targets: tuple[str, ...], *, prune: bool, allow_protected: bool) -> str:
+def apply_command(
+    targets: tuple[str, ...], *, prune: bool, allow_protected: bool, replace: tuple[str, ...] = ()
+) -> str:
     """The `apply` that carries out this plan: the same flags, or apply would plan something else."""
     import shlex
 
@@ -191,6 +202,8 @@ def apply_command(targets: tuple[str, ...], *, prune: bool, allow_protected: boo
     words += ["--allow-protected"] if allow_protected else []
     for target in targets:
         words += ["--target", target]
+    for spec_id in replace:
+        words += ["--replace", spec_id]
     return shlex.join(words)
 
 

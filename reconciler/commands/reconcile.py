@@ -13,7 +13,7 @@ from ._params import SECONDS
     "--wait", "wait_", is_flag=True, help="Follow owned runs until they end before downloading and rendering."
 )
 @click.option(
-    "--timeout", type=float, default=3600.0, show_default=True, help="With --wait: give up after this many seconds."
+    "--timeout", type=SECONDS, default=3600.0, show_default=True, help="With --wait: give up after this many seconds."
 )
 @click.option(
     "--commit", "commit_", is_flag=True, help="Commit the changed generated files (leaderboards, charts, state file)."
@@ -94,6 +94,10 @@ def command(
     results_ctx = results_context_from_env() if github_results else None
     project = load_project()
     project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
+    if commit_:
+        from ..vcs.commit import ensure_committable
+
+        ensure_committable(project.root, push=push)
     text = fmt == "text"
     say = click.echo if text else None
     commit_doc: dict[str, object] | None = None

@@ -5,12 +5,13 @@ import sys
 import click
 
 from ._common import platform_options, target_option
+from ._params import SECONDS
 
 
 @click.command("wait")
 @target_option
 @click.option(
-    "--timeout", type=float, default=3600.0, show_default=True, help="Give up (exit 1) after this many seconds."
+    "--timeout", type=SECONDS, default=3600.0, show_default=True, help="Give up (exit 1) after this many seconds."
 )
 @click.option(
     "--interval", type=float, default=None, help="Seconds between polls (default 2, or 0.5 on the local platform)."

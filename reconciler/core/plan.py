@@ -217,15 +217,13 @@ class _Planner:
 
     def _home(self, run: ObservedRun) -> str:
         """The spec id a run belongs to: its marker's, or the one a recorded move gave it. A
-        recorded move counts only while it still holds (old spec gone, new spec of the same
-        config), so a hand-edited entry can never hide a run from the spec that made it."""
+        recorded move counts only while it still holds (old spec gone, new spec present), so a
+        hand-edited entry can never hide a run from the spec that made it. The new spec's config
+        may have changed since the move: the run is then its older config (replaced, queued or
+        protected as the spec says), never an orphan running beside the new one."""
         assert run.marker is not None
         target = self.observed.moved.get(run.id)
-        if (
-            target is not None
-            and run.marker.spec_id not in self.fingerprints
-            and self.fingerprints.get(target) == run.marker.fingerprint
-        ):
+        if target is not None and run.marker.spec_id not in self.fingerprints and target in self.fingerprints:
             return target
         return run.marker.spec_id
 

@@ -76,10 +76,6 @@ class Applier:
         self.observed = observed
         # runs a renamed spec inherited (recorded earlier, or moved by this plan)
         self.aliases = dict(observed.moved)
-        self.seen_with: dict[Marker, frozenset[str]] = {}
-        for run in observed.runs:
-            if run.marker is not None:
-                self.seen_with[run.marker] = self.seen_with.get(run.marker, frozenset()) | {run.id}
         self.desired = {d.spec.id: d for d in session.desired.runs}
         self.gate = asyncio.Semaphore(parallelism)
         self.downloader = downloader
@@ -147,6 +143,9 @@ class Applier:
             or marker.owner != self.session.owner
             or action.spec_id not in (marker.spec_id, self.aliases.get(action.run_id))
         ):
+            # the state file cached a marker the platform contradicts (edited by hand): forget it, so
+            # the next plan reads this run's marker again instead of planning the same refused stop
+            self.state.markers.pop(action.run_id, None)
             return ActionResult(
                 action=action, ok=False, message=f"{action.run_name} is not owned by this repository; not stopped"
             )
@@ -239,12 +238,13 @@ class Applier:
         )
 
     async def _find_marked_run(self, benchmark_id: str | None, marker: Marker) -> tuple[str, str] | None:
-        """The newest run carrying exactly this marker that the plan did not already see carrying it.
+        """The newest run carrying exactly this marker, asked of the platform, that the plan did not
+        already see carrying it.
 
-        Asked of the platform. A run the plan saw with this marker is the one a `--replace` of the
-        same config submits again on purpose; any other (a racing machine's, or one the per-machine
-        cache wrongly took for someone else's) is adopted instead of paying twice."""
-        seen = self.seen_with.get(marker, frozenset())
+        A run the plan saw with this marker was weighed by it: the plan submits a config it saw a
+        run of only when `--replace` asks for that config again, so such a run never stands in for
+        this submit. A run the plan saw without knowing its marker (a wrong cache) still counts."""
+        seen = {r.id for r in self.observed.runs if r.marker == marker}
         found = [r for r in await self.session.ownership.marked_runs(benchmark_id, marker) if r.id not in seen]
         return (found[0].id, found[0].name or found[0].id) if found else None
 

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from ..osmosis.client import OsmosisClient
-from ..settings import LOCAL_PLATFORM, Project, resolve_platform
+from ..settings import Project, resolve_owner, resolve_platform
 
 
 @dataclass(frozen=True)
@@ -27,14 +27,15 @@ async def open_client(
 
     platform = resolve_platform(project, platform_flag)
     workspace = workspace_flag or os.environ.get("OSMOSIS_WORKSPACE") or project.settings.workspace
-    identity = None if workspace else git_identity(project.root)
-    owner = project.settings.owner or identity or workspace or LOCAL_PLATFORM
+    identity = git_identity(project.root)
+    # the one owner rule: a named workspace never makes this repository's runs someone else's
+    owner = resolve_owner(project, origin=identity, workspace=workspace)
     client = connect(
         platform,
         root=project.root,
         token=os.environ.get("OSMOSIS_TOKEN"),
         workspace=workspace,
-        git_identity=identity,
+        git_identity=None if workspace else identity,
     )
     async with client:
         yield Connection(client, owner)

@@ -17,9 +17,9 @@ import tomlkit
 from ..core import adopt
 from ..core.identity import fingerprint
 from ..errors import SpecError, UsageError
-from ..files import write_atomic
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
+from ..safe_paths import create_once
 from ..settings import Project
 from ..specs.loader import discover, load_specs
 from ..specs.models import SPEC_ID_PATTERN
@@ -87,7 +87,7 @@ async def import_run(client: OsmosisClient, project: Project, ref: str, spec_id:
         raise UsageError(f"spec id {spec_id} is already used by {taken[spec_id]}", hint="pick another with --id")
     relative = Path(project.settings.specs_dir) / "runs" / f"{spec_id.replace('/', '-')}.toml"
     target = project.root / relative
-    if target.exists():
+    if target.exists() or target.is_symlink():
         raise UsageError(f"{relative} already exists", hint="pick another spec id with --id")
 
     payload = adopt.comparable_payload(detail.configuration.config)
@@ -95,7 +95,9 @@ async def import_run(client: OsmosisClient, project: Project, ref: str, spec_id:
         payload["secrets"] = {"required": payload["secrets"].get("required", []), "provided": {}}
     document = payload_to_document(payload)
     text = spec_text(document, spec_id, name, run.id, run.benchmark_name)
-    write_atomic(target, text.encode("utf-8"))
+    # the rule for every file reconciler writes: inside the work tree, never through a symlink
+    if not create_once(project.root, relative.as_posix(), text):
+        raise UsageError(f"{relative} already exists", hint="pick another spec id with --id")
     loaded = load_specs([target], project.root, project.settings.specs_dir)
     written = next((s for s in loaded.run_specs if s.id == spec_id), None)
     if written is None or fingerprint(written.config) != payload_fingerprint(payload):

@@ -63,11 +63,17 @@ async def make_plan(
     targets: Sequence[str] = (),
     prune: bool = False,
     allow_protected: bool = False,
+    replace: Sequence[str] = (),
     platform: str | None = None,
     workspace: str | None = None,
 ) -> PlanResult:
+    policy = make_policy(project, targets, prune, allow_protected)
+    if replace:
+        from .replace import with_replace
+
+        policy = with_replace(project, policy, replace)
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
-        return await _plan_in(session, make_policy(project, targets, prune, allow_protected))
+        return await _plan_in(session, policy)
 
 
 # --- saved plans --------------------------------------------------------------------------------
@@ -84,16 +90,36 @@ def write_plan_file(path: Path, result: PlanResult) -> None:
 
 
 def read_plan_file(path: Path) -> tuple[Policy, dict[str, Any]]:
+    """The policy and plan `reconciler plan --out` saved; any other file is a usage error naming what is wrong."""
+    from pydantic import ValidationError
+
+    def refuse(why: str) -> UsageError:
+        return UsageError(
+            f"{path} is not a plan saved by `reconciler plan --out`: {why}",
+            hint="save one with `reconciler plan --out FILE`",
+        )
+
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-        if doc.get("plan_file_version") != PLAN_FILE_VERSION:
-            raise ValueError("unknown plan_file_version")
-        policy = Policy.model_validate(doc["policy"])
-        saved = doc["plan"]
-        if not isinstance(saved, dict):
-            raise ValueError("plan is not an object")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path} is not a plan saved by `reconciler plan --out` ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise refuse(f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except (OSError, ValueError) as exc:
+        raise refuse(str(exc)) from None
+    except RecursionError:
+        raise refuse("nested too deeply") from None
+    if not isinstance(doc, dict):
+        raise refuse("not a JSON object")
+    if doc.get("plan_file_version") != PLAN_FILE_VERSION:
+        raise refuse(f"plan_file_version is {doc.get('plan_file_version')!r}, not {PLAN_FILE_VERSION}")
+    try:
+        policy = Policy.model_validate(doc.get("policy"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(["policy", *(str(p) for p in first["loc"])])
+        raise refuse(f"{field}: {first['msg']}") from None
+    saved = doc.get("plan")
+    if not isinstance(saved, dict):
+        raise refuse("plan is missing or not an object")
     return policy, saved
 
 

@@ -6,6 +6,8 @@ import hashlib
 from importlib.resources import files
 from pathlib import Path
 
+from ..safe_paths import read_repo_file
+
 LEADERBOARD_TEMPLATES = ("leaderboard.md.j2", "leaderboard.svg.j2")
 
 
@@ -18,7 +20,7 @@ def templates_digest(root: Path) -> str:
     packaged = files("reconciler.render") / "templates"
     h = hashlib.sha256()
     for name in LEADERBOARD_TEMPLATES:
-        own = root / "templates" / name
-        source = own.read_bytes() if own.is_file() else packaged.joinpath(name).read_bytes()
+        own = read_repo_file(root, f"templates/{name}")
+        source = own if own is not None else packaged.joinpath(name).read_bytes()
         h.update(name.encode() + b"\0" + hashlib.sha256(source).digest())
     return h.hexdigest()[:16]

@@ -98,16 +98,35 @@ def load_state(path: Path) -> State:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         state = State.model_validate(data)
-    except (OSError, ValueError, ValidationError, RecursionError) as exc:
-        # RecursionError: JSON nested thousands deep; the file was not written by reconciler
-        reason = "nested far too deep" if isinstance(exc, RecursionError) else type(exc).__name__
-        raise ConfigError(
-            f"state file {path} is unreadable ({reason})",
-            hint="delete it; the next `reconciler plan` rebuilds it from the ownership markers on the platform",
-        ) from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None
     if state.version != STATE_VERSION:
         raise ConfigError(f"state file {path} has version {state.version}; this reconciler reads {STATE_VERSION}")
     return state
+
+
+def _remedy(path: Path) -> str:
+    """Deleting is the cure for a garbled state file, never for a file that was not one: state_file
+    may name README.md, reconciler.toml or a folder, and those must not be deleted on our word."""
+    if path.suffix != ".json" or path.is_dir():
+        return (
+            f"state_file in reconciler.toml names {path.name}, which is not a reconciler state file;"
+            " point it at a file of its own, such as .reconciler/state.json"
+        )
+    return "delete it; the next `reconciler plan` rebuilds it from the ownership markers on the platform"
+
+
+def _where(exc: Exception) -> str:
+    """What is wrong and where: the line and column of a JSON syntax error, the field of a bad value."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        return f"{field}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to be a state file"
+    return str(exc)
 
 
 def dump_state(state: State) -> str:

@@ -8,7 +8,6 @@ syntax error to a refused attribute, is a ConfigError that names it and its line
 
 from __future__ import annotations
 
-import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from ..errors import ConfigError
+from ..safe_paths import UnsafePathError, read_repo_file
 
 MAX_TEMPLATE_BYTES = 256 * 1024
 _MAX_REPEAT = 100_000  # jinja2's own bound on range()
@@ -26,37 +26,32 @@ _MAX_EXPONENT = 1000
 
 
 class RepositoryLoader(jinja2.BaseLoader):
-    """Templates from a repository's `templates/` folder: regular files only, never through a symlink.
+    """Templates from a repository's `templates/` folder, read by the one rule for repository code
+    (safe_paths.read_repo_file): regular files only, never through a symlink, bounded in size.
 
     A symlink (or a FIFO, or a device) in a pull request could otherwise hand a template
     `/proc/self/environ` or a private key to `{% include %}`, or hang the render.
     """
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, repo_root: Path) -> None:
+        self.repo_root = repo_root
 
     def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
         pieces = split_template_path(template)  # refuses `..`
         if not pieces:
             raise jinja2.TemplateNotFound(template)
-        path = self.root  # itself no symlink: `environment` refuses one
-        for piece in pieces:
-            path = path / piece
-            try:
-                info = path.lstat()
-            except OSError:
-                raise jinja2.TemplateNotFound(template) from None
-            if stat.S_ISLNK(info.st_mode):
-                raise jinja2.TemplateError("it is a symlink; a template must be a regular file in the repository")
-        if not stat.S_ISREG(info.st_mode):
-            raise jinja2.TemplateError("it is not a regular file")
-        if info.st_size > MAX_TEMPLATE_BYTES:
-            raise jinja2.TemplateError(f"it is larger than {MAX_TEMPLATE_BYTES // 1024} KiB")
+        rel = "/".join(["templates", *pieces])
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            data = read_repo_file(self.repo_root, rel, limit=MAX_TEMPLATE_BYTES)
+        except UnsafePathError as exc:
+            raise jinja2.TemplateError(exc.message) from None
+        if data is None:
+            raise jinja2.TemplateNotFound(template)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
             raise jinja2.TemplateError(f"it cannot be read as UTF-8 text ({exc})") from None
-        return text, str(path), lambda: False
+        return text, str(self.repo_root / rel), lambda: False
 
 
 class _Template(jinja2.Template):

@@ -57,7 +57,7 @@ def environment(repo_root: Path | None = None) -> jinja2.Environment:
                 hint="replace the link with a folder of templates, or remove it to use the packaged ones",
             )
         if folder.is_dir():
-            loaders.append(RepositoryLoader(folder))
+            loaders.append(RepositoryLoader(repo_root))
     loaders.append(jinja2.PackageLoader("reconciler.render", "templates"))
     env = SandboxedEnvironment(
         loader=jinja2.ChoiceLoader(loaders),

@@ -104,7 +104,7 @@ class ProjectSettings(_Table):
     apply: ApplySettings = Field(default_factory=ApplySettings)
     commit: CommitSettings = Field(default_factory=CommitSettings)
 
-    @field_validator("state_file")
+    @field_validator("state_file", "outputs_dir")
     @classmethod
     def _inside_the_work_tree(cls, value: str) -> str:
         return _writable(value)

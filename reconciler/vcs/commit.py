@@ -32,6 +32,34 @@ def _repo(root: Path):  # type: ignore[no-untyped-def]
         ) from None
 
 
+_IN_PROGRESS = (
+    ("MERGE_HEAD", "a merge", "git merge --continue` or `git merge --abort"),
+    ("rebase-merge", "a rebase", "git rebase --continue` or `git rebase --abort"),
+    ("rebase-apply", "a rebase", "git rebase --continue` or `git rebase --abort"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue` or `git cherry-pick --abort"),
+    ("REVERT_HEAD", "a revert", "git revert --continue` or `git revert --abort"),
+)
+
+
+def ensure_committable(root: Path, *, push: bool) -> None:
+    """Refuse, before anything is applied, a checkout that `commit_paths` (or the push) cannot
+    complete: a merge, rebase, cherry-pick or revert in progress, or a detached HEAD to push.
+    Otherwise runs would be submitted and their state left staged in the middle of the user's work."""
+    repo = _repo(root)
+    git_dir = Path(repo.git_dir)
+    for name, what, finish in _IN_PROGRESS:
+        if (git_dir / name).exists():
+            raise GitError(
+                f"--commit: {what} is in progress in {root}; nothing was applied",
+                hint=f"finish it (`{finish}`), then run reconcile again",
+            )
+    if push and repo.head.is_detached:
+        raise GitError(
+            "--push: HEAD is detached, so there is no branch to push to; nothing was applied",
+            hint="check out the branch to update (`git switch BRANCH`), or drop --push",
+        )
+
+
 def changed_paths(root: Path, paths: Sequence[str]) -> list[str]:
     """Which of `paths` differ from HEAD (new, modified or deleted)."""
     repo = _repo(root)

@@ -94,3 +94,44 @@ def test_the_help_documents_every_exit_code(root: Path, args: tuple[str, ...]) -
     text = " ".join(cli(root, *args).stdout.split())
     for phrase in ("0 ok", "1 error", "2 changes pending", "3 blocked", "64 usage error", "130 interrupted"):
         assert phrase in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("apply", "--auto-approve", "--lock-timeout", "nan"),
+        ("apply", "--auto-approve", "--lock-timeout", "-1"),
+        ("reconcile", "--lock-timeout", "nan"),
+        ("reconcile", "--wait", "--timeout", "nan"),
+        ("wait", "--timeout", "-5"),
+    ],
+)
+def test_a_duration_that_is_not_a_number_of_seconds_is_a_usage_error_before_anything_runs(
+    root: Path, args: tuple[str, ...]
+) -> None:
+    done = cli(root, *args)
+    assert done.returncode == 64, done.stdout + done.stderr
+    assert "is not a number of seconds" in done.stderr and "Traceback" not in done.stderr
+    assert not (root / ".reconciler").exists() and not (root / ".osmosis").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("[1]", "not a JSON object"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"plan_file_version": 1, "policy": {"targets": 5}, "plan": {}}', "policy.targets: Input should be"),
+        ('{"plan_file_version": 1, "policy": {}}', "plan is missing or not an object"),
+        ("{\n  oops", "line 2 column 3"),
+    ],
+)
+def test_a_plan_file_that_is_not_a_saved_plan_is_a_usage_error_naming_what_is_wrong(
+    root: Path, tmp_path: Path, content: str, says: str
+) -> None:
+    saved = tmp_path / "plan.json"
+    saved.write_text(content)
+    done = cli(root, "apply", "--auto-approve", str(saved))
+    assert done.returncode == 64, done.stdout + done.stderr
+    assert f"{saved} is not a plan saved by `reconciler plan --out`: {says}" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert not (root / ".reconciler/state.json").exists()

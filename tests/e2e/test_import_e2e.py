@@ -115,3 +115,18 @@ def test_an_imported_spec_holds_secret_record_names_never_values(repo: Workspace
     assert tomllib.loads(text)["secrets"] == {"required": ["EXTRA_TOKEN"]}
     kinds_after = kinds(repo.json("plan"))
     assert kinds_after[0] == ("import", "with-secret")
+
+
+def test_import_never_writes_its_spec_through_a_symlink(repo: WorkspaceRepo, tmp_path: Path) -> None:
+    run = repo.submit_directly()
+    outside = tmp_path / "outside.toml"
+    (repo.root / "specs/runs/adopted-smoke.toml").symlink_to(outside)  # dangling: nothing there yet
+    done = repo.cli("import", run["name"], "--id", "adopted-smoke")
+    assert done.returncode == 64 and "already exists" in done.stderr and "Traceback" not in done.stderr
+    assert not outside.exists()
+    (repo.root / "specs/runs/adopted-smoke.toml").unlink()
+    (repo.root / "specs/runs").rename(repo.root / "elsewhere")
+    (repo.root / "specs/runs").symlink_to(repo.root / "elsewhere", target_is_directory=True)
+    done = repo.cli("import", run["name"], "--id", "adopted-smoke")
+    assert done.returncode == 1 and "specs/runs is a symlink" in done.stderr
+    assert list((repo.root / "elsewhere").iterdir()) == []

@@ -59,3 +59,25 @@ def test_init_json_lists_the_files_written_and_the_next_commands(tmp_path: Path,
     assert {f["path"] for f in doc["files"]} >= {"reconciler.toml", "specs/runs/tb-smoke.toml"}
     assert all((target / f["path"]).is_file() for f in doc["files"])
     assert "reconciler plan" in doc["next"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (("plan",), 1, "state file"),
+        (("apply", "--auto-approve"), 1, "state file"),
+        (("status",), 1, "state file"),
+        (("plan", "--no-such-flag"), 64, "--no-such-flag"),
+    ],
+)
+def test_a_failed_command_still_prints_one_json_document_naming_the_error(
+    repo: WorkspaceRepo, args: tuple[str, ...], code: int, says: str
+) -> None:
+    (repo.root / ".reconciler").mkdir()
+    (repo.root / ".reconciler/state.json").write_text("garbage\n")
+    done = repo.cli(*args, "--format", "json")
+    assert done.returncode == code
+    doc = json.loads(done.stdout)
+    assert (doc["schema_version"], doc["kind"], doc["error"]["exit_code"]) == (1, "error", code)
+    assert says in doc["error"]["message"] and says in done.stderr and "Traceback" not in done.stderr
+    assert repo.platform.runs(repo.workspace) == []

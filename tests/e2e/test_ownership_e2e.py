@@ -212,3 +212,42 @@ def test_runs_marked_by_an_earlier_version_with_the_workspace_as_owner_are_not_p
     # whatever exit code a blocked apply has, it submits nothing
     cli(root, env, "apply", "--auto-approve", "--target", "tb-smoke", check=False)
     assert len(runs_of(platform, workspace, "tb-smoke")) == 1
+
+
+def test_runs_and_import_call_this_repositorys_run_its_own_in_a_shared_workspace(
+    platform: ServedPlatform, tmp_path: Path
+) -> None:
+    workspace = f"shared-{uuid.uuid4().hex[:8]}"
+    env = env_for(platform, tmp_path / "cache")
+    one = make_repo(tmp_path / "one", workspace, "https://github.com/acme/one.git")
+    cli(one, env, "apply", "--auto-approve", "--target", "tb-smoke")
+    (run,) = runs_of(platform, workspace, "tb-smoke")
+
+    rows = json.loads(cli(one, env, "runs", "--format", "json").stdout)["runs"]
+    assert [r["owner"] for r in rows] == ["spec tb-smoke"]
+    imported = cli(one, env, "import", str(run["name"]), check=False)
+    assert imported.returncode == 64
+    assert "already belongs to this repository's spec tb-smoke" in imported.stderr
+
+
+def test_a_marker_forged_in_the_state_file_never_stops_anothers_run_and_is_forgotten(
+    platform: ServedPlatform, tmp_path: Path
+) -> None:
+    workspace = f"shared-{uuid.uuid4().hex[:8]}"
+    env = env_for(platform, tmp_path / "cache")
+    one = make_repo(tmp_path / "one", workspace, "https://github.com/acme/one.git")
+    two = make_repo(tmp_path / "two", workspace, "https://github.com/acme/two.git")
+    cli(one, env, "apply", "--auto-approve", "--target", "tb-smoke")
+    cli(two, env, "apply", "--auto-approve", "--target", "tb-smoke")
+    (theirs,) = [r for r in runs_of(platform, workspace, "tb-smoke") if r["owner"] == "acme/one"]
+    state_path = two / ".reconciler/state.json"
+    state = json.loads(state_path.read_text())
+    # claims one's run for two's spec, with an older config: a plan that trusted it would stop it
+    state["markers"][theirs["id"]] = {"owner": "acme/two", "spec_id": "tb-smoke", "fingerprint": "0123456789abcdef"}
+    state_path.write_text(json.dumps(state))
+
+    done = cli(two, env, "apply", "--auto-approve", "--target", "tb-smoke", check=False)
+    assert done.returncode == 1 and "is not owned by this repository; not stopped" in done.stdout
+    assert {r["status"] for r in runs_of(platform, workspace, "tb-smoke")} <= LIVE
+    assert theirs["id"] not in json.loads(state_path.read_text())["markers"]
+    assert cli(two, env, "plan", "--target", "tb-smoke", "--detailed-exitcode", check=False).returncode == 0

@@ -179,3 +179,38 @@ def test_a_rejected_push_is_retried_after_rebasing(tmp_path: Path) -> None:
     assert "pushed (attempt 2)" in done.stdout
     log = git(remote, "log", "--format=%s", "main").splitlines()
     assert log[0].startswith("reconciler: update leaderboards") and "unrelated" in log
+
+
+def _merge_in_progress(root: Path) -> None:
+    (root / "NOTES.md").write_text("base\n")
+    git(root, "add", "NOTES.md")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "notes")
+    git(root, "checkout", "-qb", "other")
+    (root / "NOTES.md").write_text("theirs\n")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "theirs")
+    git(root, "checkout", "-q", "main")
+    (root / "NOTES.md").write_text("ours\n")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qam", "ours")
+    merge = subprocess.run(["git", "-C", str(root), "merge", "-q", "other"], capture_output=True, text=True)
+    assert merge.returncode != 0  # conflicted: the merge is in progress
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "says"),
+    [
+        (_merge_in_progress, ("--commit",), "a merge is in progress"),
+        (lambda root: git(root, "checkout", "-q", "--detach"), ("--commit", "--push"), "HEAD is detached"),
+    ],
+)
+def test_reconcile_refuses_a_checkout_it_could_not_commit_to_before_submitting_anything(
+    tmp_path: Path, setup: Any, args: tuple[str, ...], says: str
+) -> None:
+    root = make_repo(tmp_path / "repo")
+    setup(root)
+    status_before = git(root, "status", "--porcelain")
+    done = cli(root, "reconcile", *args)
+    assert done.returncode == 1
+    assert says in done.stderr and "nothing was applied" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert git(root, "status", "--porcelain") == status_before
+    assert not (root / ".reconciler/state.json").exists()  # no run was submitted

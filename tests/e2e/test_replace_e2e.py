@@ -53,3 +53,17 @@ def test_replace_of_an_unknown_spec_is_a_usage_error_and_changes_nothing(repo: W
     done = repo.cli("apply", "--auto-approve", "--replace", "no-such-spec")
     assert done.returncode == 64 and "unknown --replace no-such-spec" in done.stderr and "tb-smoke" in done.stderr
     assert repo.platform.runs(repo.workspace) == []
+
+
+def test_a_plan_saved_with_replace_applies_as_that_replace_and_only_once(repo: WorkspaceRepo, tmp_path: Path) -> None:
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    assert len(smoke_runs(repo)) == 1
+    saved = tmp_path / "plan.json"
+    done = repo.cli("plan", "--target", "tb-smoke", "--replace", "tb-smoke", "--out", str(saved), check=True)
+    assert "replace requested" in done.stdout
+    assert "Next: `reconciler apply --target tb-smoke --replace tb-smoke`" in done.stdout
+    repo.cli("apply", "--auto-approve", str(saved), check=True)
+    assert len(smoke_runs(repo)) == 2
+    again = repo.cli("apply", "--auto-approve", str(saved))
+    assert again.returncode == 1 and "stale" in again.stderr
+    assert len(smoke_runs(repo)) == 2

@@ -120,3 +120,40 @@ def test_a_state_file_outside_the_work_tree_is_a_settings_error(root: Path, tmp_
     assert done.returncode == 1
     assert "state_file" in done.stderr and "leaves the repository" in done.stderr
     assert not (tmp_path / "state.json").exists()
+
+
+@pytest.mark.parametrize("outputs_dir", ["../downloads", "/tmp/downloads", ".git/downloads"])
+def test_an_outputs_folder_outside_the_work_tree_or_in_git_is_a_settings_error(root: Path, outputs_dir: str) -> None:
+    (root / "reconciler.toml").write_text(f'platform = "local"\nworkspace = "rooms"\noutputs_dir = "{outputs_dir}"\n')
+    done = cli(root, "download")
+    assert done.returncode == 1
+    assert "reconciler.toml" in done.stderr and "outputs_dir" in done.stderr and "Traceback" not in done.stderr
+    assert not (root / ".git/downloads").exists() and not (root.parent / "downloads").exists()
+
+
+def test_a_template_symlinked_out_of_the_repository_is_never_read_into_a_plan(root: Path, outside: Path) -> None:
+    # as `templates/plan.md.j2 -> /proc/self/environ` would put the runner's tokens into the PR comment
+    (outside / "environ").write_text("OSMOSIS_TOKEN=tok-do-not-post\n")
+    (root / "templates").mkdir()
+    (root / "templates/plan.md.j2").symlink_to(outside / "environ")
+    done = cli(root, "plan", "--format", "markdown")
+    assert done.returncode == 1
+    assert "templates/plan.md.j2 is a symlink" in done.stderr and "Traceback" not in done.stderr
+    assert "tok-do-not-post" not in done.stdout + done.stderr
+
+
+def test_a_templates_folder_symlinked_elsewhere_or_a_fifo_template_is_refused_not_read(
+    root: Path, outside: Path
+) -> None:
+    (outside / "leaderboard.md.j2").write_text("read from outside\n")
+    (root / "templates").symlink_to(outside, target_is_directory=True)
+    done = cli(root, "render")
+    assert done.returncode == 1 and "templates is a symlink" in done.stderr
+    (root / "templates").unlink()
+    (root / "templates").mkdir()
+    os.mkfifo(root / "templates/leaderboard.md.j2")  # reading it would block forever
+    done = cli(root, "render")
+    assert done.returncode == 1 and "not a regular file" in done.stderr and "Traceback" not in done.stderr
+    assert not (root / "leaderboards").exists() or "read from outside" not in "".join(
+        p.read_text() for p in (root / "leaderboards").glob("*.md")
+    )

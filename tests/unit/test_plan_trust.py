@@ -84,6 +84,20 @@ def test_a_recorded_move_that_no_longer_holds_is_ignored() -> None:
     assert [(a.kind.value, a.spec_id) for a in p.actions] == [("submit", "runs/new"), ("wait", "runs/old")]
 
 
+def test_a_renamed_spec_edited_after_its_move_replaces_the_run_it_inherited() -> None:
+    d = spec(SMOKE, "runs/new")
+    live = run("runs/old", "0" * 16, "running", "r1")
+    p = plan(Desired(runs=(d,)), observed(live, moved={"r1": "runs/new"}))
+    assert [(a.kind.value, a.spec_id, a.run_id) for a in p.actions] == [("replace", "runs/new", "r1")]
+
+
+def test_a_renamed_protected_spec_edited_after_its_move_is_blocked_not_submitted_beside_its_run() -> None:
+    d = spec(SMOKE, "runs/new", protect=True)
+    p = plan(Desired(runs=(d,)), observed(run("runs/old", "0" * 16, "running", "r1"), moved={"r1": "runs/new"}))
+    assert [(a.kind.value, a.blocked_by) for a in p.actions] == [("blocked", "protected")]
+    assert p.paid_attempts == 0
+
+
 def test_a_changed_config_under_a_new_name_is_a_new_spec_and_the_old_run_an_orphan() -> None:
     d = spec(SMOKE, "runs/new")
     p = plan(Desired(runs=(d,)), observed(run("runs/old", "0" * 16, "running", "r1")))

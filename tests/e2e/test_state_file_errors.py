@@ -1,0 +1,69 @@
+"""A state file edited into something unreadable: one clear error naming the file and where
+the problem is, exit 1, nothing changed, never a traceback (the CLI as a subprocess)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "specs", root / "specs")
+    (root / "reconciler.toml").write_text('platform = "local"\nworkspace = "state-errors"\n')
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".reconciler").mkdir()
+    return root
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ('{"version": 1,\n "specs": {,}}\n', "line 2 column 12: Expecting property name"),
+        (
+            '{"version": 1, "specs": {"tb-smoke": {"run_id": 5}}}',
+            "specs.tb-smoke.run_id: Input should be a valid string",
+        ),
+        ('{"version": 1, "markers": null}', "markers: Input should be a valid dictionary"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ],
+)
+def test_an_unreadable_state_file_is_one_error_naming_where_and_changes_nothing(
+    root: Path, content: str, says: str
+) -> None:
+    state = root / ".reconciler/state.json"
+    state.write_text(content)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", "apply", "--auto-approve"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert f"state file {state} is unreadable: {says}" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+    assert state.read_text() == content
+
+
+@pytest.mark.parametrize("named", ["reconciler.toml", "specs"])
+def test_a_state_file_setting_that_names_a_users_file_never_advises_deleting_it(root: Path, named: str) -> None:
+    settings = root / "reconciler.toml"
+    settings.write_text(f'state_file = "{named}"\n' + settings.read_text())
+    before = settings.read_text()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", "plan"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert f"state_file in reconciler.toml names {named}, which is not a reconciler state file" in done.stderr
+    assert "delete it" not in done.stderr and "Traceback" not in done.stderr
+    assert settings.read_text() == before and (root / "specs/runs").is_dir()
