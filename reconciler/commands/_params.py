@@ -25,7 +25,7 @@ class Seconds(click.ParamType[float]):
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
         if not math.isfinite(seconds) or seconds < 0:
-            self.fail(f"{value!r} is not a finite number of seconds of 0 or more", param, ctx)
+            self.fail(f"{value!r} is not a number of seconds (a finite one, 0 or more)", param, ctx)
         return seconds
 
 

@@ -91,10 +91,7 @@ def load_state(path: Path) -> State:
     if not path.exists():
         return State()
     if not path.is_file():  # a FIFO would block the read forever
-        raise ConfigError(
-            f"state file {path} is not a regular file",
-            hint="delete it; the next `reconciler plan` rebuilds it from the ownership markers on the platform",
-        )
+        raise ConfigError(f"state file {path} is not a regular file", hint=_remedy(path))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         state = State.model_validate(data)

@@ -109,8 +109,14 @@ def read_until(fd: int, wanted: bytes, limit_s: float = 120.0) -> bytes:
 
 
 def end_child(pid: int, fd: int) -> int:
-    """The child's wait status; a child still waiting at the prompt is killed so the test cannot hang."""
+    """The child's wait status; a child still running after 30 s is killed so the test cannot hang.
+
+    The terminal closes a moment before the process has exited, longer on a busy machine."""
+    deadline = time.monotonic() + 30.0
     done, status = os.waitpid(pid, os.WNOHANG)
+    while done == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+        done, status = os.waitpid(pid, os.WNOHANG)
     if done == 0:
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
