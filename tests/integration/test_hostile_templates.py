@@ -44,9 +44,15 @@ CASES = [
     Hostile("subclasses-to-popen", "{{ ''.__class__.__mro__[1].__subclasses__() }}", "access to attribute '__class__'"),
     Hostile("mutating-a-value", "{% set x = [] %}{{ x.append(1) }}", "access to attribute 'append'"),
     Hostile(
-        "read-through-symlink", '{% include "leak.txt" %}', "templates/leak.txt cannot be rendered: refusing to read templates/leak.txt: templates/leak.txt is a symlink"
+        "read-through-symlink",
+        '{% include "leak.txt" %}',
+        "templates/leak.txt cannot be rendered: refusing to read templates/leak.txt: templates/leak.txt is a symlink",
     ),
-    Hostile("include-a-fifo", '{% include "pipe" %}', "templates/pipe cannot be rendered: refusing to read templates/pipe: it is not a regular file"),
+    Hostile(
+        "include-a-fifo",
+        '{% include "pipe" %}',
+        "templates/pipe cannot be rendered: refusing to read templates/pipe: it is not a regular file",
+    ),
     Hostile("string-of-ten-gigabytes", "{{ 'x' * 10**10 }}", "a repetition longer than 100000 items"),
     Hostile("huge-power", "{{ 2 ** 100000000 }}", "an exponent above 1000"),
     Hostile("syntax-error", "{% if %}", "templates/plan.md.j2:1 cannot be rendered"),
