@@ -22,7 +22,7 @@ async def open_client(
     project: Project, *, platform_flag: str | None = None, workspace_flag: str | None = None
 ) -> AsyncIterator[Connection]:
     """The same platform, workspace scope and owner `plan` would use, resolved the same way."""
-    from ..osmosis.connect import connect
+    from ..wiring import connect
     from .session import git_identity
 
     platform = resolve_platform(project, platform_flag)
