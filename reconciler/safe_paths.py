@@ -48,11 +48,12 @@ def path_problem(rel: str) -> str | None:
     return None
 
 
-def writable_path(root: Path, rel: str) -> Path:
+def writable_path(root: Path, rel: str, *, directory: bool = False) -> Path:
     """The absolute path to write `rel` at, after the write-time checks; raises UnsafePathError.
 
     Every component below `root` that exists must be a real directory (the last one: a regular
-    file), never a symlink. The root itself is the user's choice and may be reached through one.
+    file, or a directory when `directory`), never a symlink. The root itself is the user's choice
+    and may be reached through one.
     """
     problem = path_problem(rel)
     if problem is not None:
@@ -68,8 +69,9 @@ def writable_path(root: Path, rel: str) -> Path:
                 hint=f"replace {shown} with a real {'file' if i == len(parts) - 1 else 'directory'}, or pick another path",
             )
         last = i == len(parts) - 1
-        if current.exists() and not (current.is_file() if last else current.is_dir()):
-            raise UnsafePathError(f"refusing to write {rel}: {'/'.join(parts[: i + 1])} is not a regular file")
+        if current.exists() and not (current.is_file() if last and not directory else current.is_dir()):
+            kind = "a regular file" if last and not directory else "a folder"
+            raise UnsafePathError(f"refusing to write {rel}: {'/'.join(parts[: i + 1])} is not {kind}")
     return current
 
 

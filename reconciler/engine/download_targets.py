@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ReconcilerError, UsageError
+from ..safe_paths import writable_path
 from ..settings import resolve_platform
 from ..wiring import connect
 from .downloads import DEFAULT_TYPES, DownloadReport, ProgressSink, download_run
@@ -187,7 +188,7 @@ async def download_command(
     on_report: Callable[[Target, DownloadReport | None, str | None], None] = lambda t, r, e: None,
 ) -> BatchReport:
     """Resolve the targets (with the specs when the repository has a specs folder) and download them."""
-    outputs_root = project.root / project.settings.outputs_dir
+    outputs_root = writable_path(project.root, project.settings.outputs_dir, directory=True)
     if not project.specs_path.is_dir():
         if not args:
             raise UsageError(
@@ -210,7 +211,7 @@ async def download_command(
         targets = await resolve_targets(session, args, types)
         return await download_targets(
             session.client,
-            session.outputs_root,
+            writable_path(session.project.root, session.project.settings.outputs_dir, directory=True),
             targets,
             output=output,
             overwrite=overwrite,

@@ -39,6 +39,7 @@ from ..outputs.index import is_current
 from ..outputs.layout import TYPES, run_dir_name
 from ..outputs.paths import Accepted, TypeSelectionError, parse_types, regular_size, screen
 from ..outputs.transfer import FILE_RETRY, Outcome, Transfer, redact_urls
+from ..safe_paths import writable_path
 from .apply import ActionResult
 
 if TYPE_CHECKING:
@@ -150,7 +151,12 @@ async def download_run(
     if status in PENDING_STATUSES:
         raise OutputsNotAvailable(NOT_YET, code="CONFLICT")
     name = info.name or info.id
-    run_dir = output_dir if output_dir is not None else output_root / run_dir_name(name, info.id)
+    # the one rule for written paths: the run's folder is never reached through a symlink
+    run_dir = (
+        output_dir
+        if output_dir is not None
+        else writable_path(output_root, run_dir_name(name, info.id), directory=True)
+    )
     for folder in (run_dir, *run_dir.parents):
         if folder.exists() and not folder.is_dir():
             raise DownloadError(f"{folder} exists and is not a folder")
@@ -361,12 +367,13 @@ def downloader_for(session: Session) -> Callable[[Action], Awaitable[ActionResul
     async def download(action: Action) -> ActionResult:
         if action.run_id is None:
             return ActionResult(action=action, ok=False, message="download action without a run")
+        root = session.project.root
         try:
             report = await download_run(
                 session.client,
                 run=action.run_id,
                 types=action.download_types or DEFAULT_TYPES,
-                output_root=session.outputs_root,
+                output_root=writable_path(root, session.outputs_root.relative_to(root).as_posix(), directory=True),
             )
         except ReconcilerError as exc:
             return ActionResult(

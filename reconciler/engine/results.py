@@ -26,6 +26,7 @@ from ..core.world import Observed, ObservedRun
 from ..errors import ReconcilerError
 from ..outputs.layout import run_dir_name
 from ..render.leaderboard import Row, parse_rows
+from ..safe_paths import writable_path
 from ..specs.models import BenchmarkSpec, RunSpec
 from .downloads import download_run
 from .session import Session
@@ -98,7 +99,7 @@ class _Collector:
 
     async def results(self, run: ObservedRun, *, fetch: bool) -> list[AgentResults]:
         """The run's agents from its results.csv, downloading it first when `fetch` (and it is not current)."""
-        root = self.session.outputs_root
+        root = writable_path(self.session.project.root, self.session.project.settings.outputs_dir, directory=True)
         path = Path(root) / run_dir_name(run.name, run.id) / "results.csv"
         if fetch:
             await download_run(self.session.client, run=run.id, types=["results"], output_root=root)

@@ -48,3 +48,14 @@ def test_workspace_commands_work_on_the_embedded_local_platform(fresh: Path, arg
     assert done.returncode == 0, done.stdout + done.stderr
     assert shows in done.stdout
     assert "not available" not in done.stderr
+
+
+def test_downloads_never_write_through_a_symlinked_outputs_folder(fresh: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (fresh / ".osmosis").mkdir()
+    (fresh / ".osmosis" / "benchmarks").symlink_to(outside)
+    done = run(fresh, "reconcile", "--wait")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "refusing to write .osmosis/benchmarks: .osmosis/benchmarks is a symlink" in done.stdout + done.stderr
+    assert list(outside.iterdir()) == []
