@@ -65,8 +65,8 @@ def command(
     from ..engine.lock import project_lock
     from ..engine.operations import apply_plan, make_policy, read_plan_file
     from ..errors import CommandExit, ExitCode, PartialFailure, UsageError
-    from ..render.apply_report import render_report, render_report_json
     from ..render.plan_text import fresh_local_note, render_text
+    from ..reports.apply_report import render_report, render_report_json
     from ..settings import LOCAL_PLATFORM, load_project, resolve_platform
     from ._common import run_async
 

@@ -19,7 +19,7 @@ def command(key: str | None, fmt: str, platform: str | None, workspace: str | No
     """
     from ..engine.catalog import list_benchmarks, show_benchmark
     from ..engine.connection import open_client
-    from ..render.benchmarks import detail_json, list_json, render_detail, render_list
+    from ..reports.benchmarks import detail_json, list_json, render_detail, render_list
     from ..settings import load_project
     from ._common import run_async
 

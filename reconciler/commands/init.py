@@ -90,7 +90,7 @@ def command(directory: Path, force: bool, sharded: bool, fmt: str) -> None:
         "reconciler reconcile       # converge, download results, render the leaderboards",
     ]
     if fmt == "json":
-        from ..render.documents import init_json
+        from ..reports.documents import init_json
 
         click.echo(init_json(str(directory), written, [s.split("  #")[0].strip() for s in steps]), nl=False)
         return

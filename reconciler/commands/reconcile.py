@@ -164,7 +164,7 @@ def command(
             if text:
                 click.echo(line)
     if not text:
-        from ..render.documents import reconcile_json
+        from ..reports.documents import reconcile_json
 
         click.echo(reconcile_json(result, commit_doc), nl=False)
     if result.failures:

@@ -29,7 +29,7 @@ def command(check: bool, targets: tuple[str, ...], fmt: str, platform: str | Non
     errors = [o for o in outcomes if o.error]
     changed = [f for o in outcomes for f in o.changed]
     if fmt == "json":
-        from ..render.documents import render_json
+        from ..reports.documents import render_json
 
         click.echo(render_json(outcomes, check), nl=False)
     for o in outcomes if fmt == "text" else []:

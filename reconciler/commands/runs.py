@@ -22,7 +22,7 @@ def command(refs: tuple[str, ...], fmt: str, platform: str | None, workspace: st
 
     from ..engine.connection import open_client
     from ..engine.runs_view import adopted_by, get_run_or_explain, list_workspace_runs, resolve_refs, run_report
-    from ..render.runs import list_json, render_list, render_report, reports_json
+    from ..reports.runs import list_json, render_list, render_report, reports_json
     from ..settings import load_project
     from ._common import run_async
 

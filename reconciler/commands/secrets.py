@@ -22,7 +22,7 @@ def command(ctx: click.Context, fmt: str, platform: str | None, workspace: str |
         return
     from ..engine.secrets_view import secret_needs
     from ..engine.session import open_session
-    from ..render.secrets import needs_json, render_needs
+    from ..reports.secrets import needs_json, render_needs
     from ..settings import load_project
     from ._common import run_async
 

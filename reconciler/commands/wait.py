@@ -51,6 +51,6 @@ def command(
         )
     )
     if fmt == "json":
-        from ..render.documents import wait_json
+        from ..reports.documents import wait_json
 
         click.echo(wait_json(observed), nl=False)

@@ -165,3 +165,31 @@ def comparisons(
         for agent in now
         if agent.outcomes and agent.key in earlier
     }
+
+
+class AgentReport(_Frozen):
+    results: AgentResults
+    rank: int | None = None
+    tied: bool = False
+    comparison: Comparison | None = None
+
+
+class RunReport(_Frozen):
+    """One spec's latest run, as the results comment shows it."""
+
+    spec_id: str
+    spec_path: str
+    run_id: str
+    run_name: str
+    status: str
+    terminal: bool
+    platform_url: str | None = None
+    commit: str | None = None
+    agents: tuple[AgentReport, ...] = ()
+    reason: str | None = None  # why a failed or stopped run ended, from its logs
+    problem: str | None = None  # why the figures are missing (results.csv unreadable or not downloadable)
+    leaderboard: str | None = None  # the committed leaderboard file of the run's benchmark
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "finished"

@@ -27,7 +27,7 @@ from ..core.plan import Action, ActionKind, Plan
 from ..core.world import ACTIVE, Observed
 from ..osmosis.errors import Conflict, PlatformError, SubmitOutcomeUnknown
 from .observe import marker_of
-from .session import Session
+from .session import RepoSession
 from .state import Intent, SpecRecord
 
 # Test switch shipped with the product: die right after the platform accepted a submit,
@@ -63,7 +63,7 @@ Renderer = Callable[[Action], Awaitable[ActionResult]]
 class Applier:
     def __init__(
         self,
-        session: Session,
+        session: RepoSession,
         observed: Observed,
         *,
         parallelism: int = 4,

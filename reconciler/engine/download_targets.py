@@ -26,7 +26,7 @@ from ..safe_paths import writable_path
 from ..settings import resolve_platform
 from ..wiring import connect
 from .downloads import DEFAULT_TYPES, DownloadReport, ProgressSink, download_run
-from .session import Session, git_identity, open_session
+from .session import RepoSession, git_identity, open_session
 
 if TYPE_CHECKING:
     from ..core.world import Observed, ObservedRun
@@ -80,7 +80,7 @@ def current_run(observed: Observed, spec_id: str, fingerprint: str) -> ObservedR
     return max(mine, key=lambda r: (r.created_at or "", r.id), default=None)
 
 
-async def resolve_targets(session: Session, args: Sequence[str], types: tuple[str, ...] | None) -> list[Target]:
+async def resolve_targets(session: RepoSession, args: Sequence[str], types: tuple[str, ...] | None) -> list[Target]:
     specs = {d.spec.id: d for d in session.desired.runs}
     if args and not any(a in specs for a in args):
         return [Target(label=a, run=a, types=types or DEFAULT_TYPES) for a in args]

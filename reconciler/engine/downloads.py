@@ -45,7 +45,7 @@ from .apply import ActionResult
 if TYPE_CHECKING:
     from ..core.plan import Action
     from ..osmosis.client import OsmosisClient
-    from .session import Session
+    from .session import RepoSession
 
 URL_BATCH = 500
 DEFAULT_TYPES: tuple[str, ...] = ("summary", "results")
@@ -361,7 +361,7 @@ def shown(path: str, root: Path) -> str:
         return path
 
 
-def downloader_for(session: Session) -> Callable[[Action], Awaitable[ActionResult]]:
+def downloader_for(session: RepoSession) -> Callable[[Action], Awaitable[ActionResult]]:
     """What `reconciler apply` runs for a DOWNLOAD action: the action's types, into the repo."""
 
     async def download(action: Action) -> ActionResult:

@@ -16,7 +16,7 @@ from ..files import write_atomic
 from ..settings import Project
 from .apply import Applier, ApplyReport, Downloader, Renderer
 from .progress import Confirm
-from .session import Session, open_session
+from .session import RepoSession, open_session
 
 if TYPE_CHECKING:
     from .rendering import RenderOutcome
@@ -41,7 +41,7 @@ def make_policy(project: Project, targets: Sequence[str], prune: bool, allow_pro
     )
 
 
-def check_targets(session: Session, targets: Sequence[str]) -> None:
+def check_targets(session: RepoSession, targets: Sequence[str]) -> None:
     known = {d.spec.id for d in session.desired.runs} | {b.id for b in session.desired.benchmarks}
     unknown = sorted(set(targets) - known)
     if unknown:
@@ -51,7 +51,7 @@ def check_targets(session: Session, targets: Sequence[str]) -> None:
         )
 
 
-async def _plan_in(session: Session, policy: Policy) -> PlanResult:
+async def _plan_in(session: RepoSession, policy: Policy) -> PlanResult:
     check_targets(session, sorted(policy.targets))
     observed = await session.observe()
     return PlanResult(plan(session.desired, observed, policy), policy, observed, session.adopted)
@@ -149,7 +149,7 @@ class ApplyResult:
     report: ApplyReport | None  # None when there was nothing to do or the user declined
 
 
-def refuse_sudden_empty(session: Session, observed: Observed, allow_empty: bool) -> None:
+def refuse_sudden_empty(session: RepoSession, observed: Observed, allow_empty: bool) -> None:
     """A spec set that renders empty while we own runs is far likelier a broken checkout than intent."""
     if session.desired.runs or allow_empty:
         return
@@ -172,8 +172,8 @@ async def apply_plan(
     platform: str | None = None,
     workspace: str | None = None,
     show: Callable[[PlanResult], None] | None = None,
-    downloader_factory: Callable[[Session], Downloader] | None = None,
-    renderer_factory: Callable[[Session, Observed], Renderer] | None = None,
+    downloader_factory: Callable[[RepoSession], Downloader] | None = None,
+    renderer_factory: Callable[[RepoSession, Observed], Renderer] | None = None,
     submitted_by: str | None = None,
 ) -> ApplyResult:
     """Plan afresh under the lock, check a saved plan still matches, confirm, then execute.

@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..core.plan import ActionKind
+from ..core.run_results import RunReport
 from ..settings import LOCAL_PLATFORM, Project
 from .apply import Applier, ApplyReport
 from .operations import PlanResult, _plan_in, make_policy, refuse_sudden_empty
 from .progress import RunProgress
 from .rendering import RenderOutcome, render_all
 from .replace import with_replace
-from .results import RunReport, collect_results, stamp_submissions
+from .results import collect_results, stamp_submissions
 from .session import open_session
 from .waiting import wait_in
 

@@ -19,7 +19,7 @@ from ..settings import LOCAL_PLATFORM
 from ..specs.models import BenchmarkSpec
 from .apply import ActionResult
 from .render_inputs import templates_digest
-from .session import Session
+from .session import RepoSession
 
 
 @dataclass
@@ -58,7 +58,7 @@ def _read(path: Path) -> str | None:
         return None
 
 
-async def render_spec(session: Session, spec: BenchmarkSpec, observed: Observed, *, check: bool) -> RenderOutcome:
+async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Observed, *, check: bool) -> RenderOutcome:
     outcome = RenderOutcome(spec.id)
     lb = spec.leaderboard
     if lb is None:
@@ -123,7 +123,7 @@ async def render_spec(session: Session, spec: BenchmarkSpec, observed: Observed,
 
 
 async def render_all(
-    session: Session, observed: Observed, *, check: bool = False, targets: frozenset[str] = frozenset()
+    session: RepoSession, observed: Observed, *, check: bool = False, targets: frozenset[str] = frozenset()
 ) -> list[RenderOutcome]:
     outcomes = []
     for spec in sorted(session.desired.benchmarks, key=lambda b: b.id):
@@ -136,12 +136,12 @@ async def render_all(
     return outcomes
 
 
-def fresh_local(session: Session, observed: Observed) -> bool:
+def fresh_local(session: RepoSession, observed: Observed) -> bool:
     """The embedded platform with no runs at all: a fresh clone's world, which knows nothing yet."""
     return session.platform == LOCAL_PLATFORM and not observed.runs
 
 
-def renderer_for(session: Session, observed: Observed) -> Callable[[Action], Awaitable[ActionResult]]:
+def renderer_for(session: RepoSession, observed: Observed) -> Callable[[Action], Awaitable[ActionResult]]:
     """What `apply` runs for a RENDER action: render that benchmark spec's leaderboard files.
 
     On a fresh local platform the committed leaderboards are kept: rendering an empty world

@@ -19,9 +19,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
-from ..core.run_results import AgentResults, Comparison, ResultsError, comparisons, parse_results
+from ..core.run_results import (
+    AgentReport,
+    AgentResults,
+    Comparison,
+    ResultsError,
+    RunReport,
+    comparisons,
+    parse_results,
+)
 from ..core.world import Observed, ObservedRun
 from ..errors import ReconcilerError
 from ..outputs.layout import run_dir_name
@@ -29,42 +35,10 @@ from ..render.leaderboard import Row, parse_rows
 from ..safe_paths import writable_path
 from ..specs.models import BenchmarkSpec, RunSpec
 from .downloads import download_run
-from .session import Session
+from .session import RepoSession
 from .state import State
 
 LOG_PAGE = 200  # the newest page of logs holds the reason a run ended
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class AgentReport(_Frozen):
-    results: AgentResults
-    rank: int | None = None
-    tied: bool = False
-    comparison: Comparison | None = None
-
-
-class RunReport(_Frozen):
-    """One spec's latest run, as the results comment shows it."""
-
-    spec_id: str
-    spec_path: str
-    run_id: str
-    run_name: str
-    status: str
-    terminal: bool
-    platform_url: str | None = None
-    commit: str | None = None
-    agents: tuple[AgentReport, ...] = ()
-    reason: str | None = None  # why a failed or stopped run ended, from its logs
-    problem: str | None = None  # why the figures are missing (results.csv unreadable or not downloadable)
-    leaderboard: str | None = None  # the committed leaderboard file of the run's benchmark
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status == "finished"
 
 
 def stamp_submissions(state: State, before: Mapping[str, str], commit: str | None) -> None:
@@ -92,7 +66,7 @@ def _previous(observed: Observed, owner: str, spec_id: str, current: ObservedRun
 
 
 class _Collector:
-    def __init__(self, session: Session, observed: Observed) -> None:
+    def __init__(self, session: RepoSession, observed: Observed) -> None:
         self.session = session
         self.observed = observed
         self.boards: dict[str, list[Row]] = {}
@@ -180,7 +154,7 @@ class _Collector:
         return base.model_copy(update=update | {"agents": tuple(reports)})
 
 
-async def collect_results(session: Session, observed: Observed, targets: Sequence[str] = ()) -> list[RunReport]:
+async def collect_results(session: RepoSession, observed: Observed, targets: Sequence[str] = ()) -> list[RunReport]:
     """A report for each spec's latest run the platform still lists, by spec id."""
     collector = _Collector(session, observed)
     runs = {r.id: r for r in observed.runs}

@@ -16,7 +16,7 @@ from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
 from ..specs.diagnostics import dotted
 from ..specs.rules import MAX_SECRET_NAME_LENGTH, SECRET_NAME
-from .session import Session
+from .session import RepoSession
 
 UserScope = Literal["workspace", "personal"]
 # The contract's scope names: what users call "personal" the API calls "user".
@@ -47,7 +47,7 @@ async def _benchmark_requirements(client: OsmosisClient, refs: set[str]) -> dict
     return dict(await asyncio.gather(*(one(r) for r in sorted(refs))))
 
 
-async def secret_needs(session: Session) -> list[SecretNeed]:
+async def secret_needs(session: RepoSession) -> list[SecretNeed]:
     """One row per (spec, record), in spec order; a record named twice by a spec is listed once."""
     runs = sorted(session.desired.runs, key=lambda d: d.spec.id)
     implicit, records = await asyncio.gather(

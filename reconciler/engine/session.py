@@ -39,7 +39,7 @@ def git_identity(root: Path) -> str | None:
 
 
 @dataclass
-class Session:
+class RepoSession:
     project: Project
     platform: str
     owner: str
@@ -98,7 +98,7 @@ def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:
 @asynccontextmanager
 async def open_session(
     project: Project, *, platform_flag: str | None = None, workspace_flag: str | None = None
-) -> AsyncIterator[Session]:
+) -> AsyncIterator[RepoSession]:
     from ..wiring import connect
 
     desired, specs = load_desired(project)
@@ -119,4 +119,6 @@ async def open_session(
     # earlier versions let a named workspace win over the repository identity as the owner
     legacy = workspace if workspace and not project.settings.owner and workspace != owner else None
     async with client:
-        yield Session(project, platform, owner, client, desired, specs, state, not_ours=not_ours, legacy_owner=legacy)
+        yield RepoSession(
+            project, platform, owner, client, desired, specs, state, not_ours=not_ours, legacy_owner=legacy
+        )

@@ -11,7 +11,7 @@ from ..errors import ReconcilerError
 from ..settings import LOCAL_PLATFORM, Project
 from .operations import _plan_in, make_policy, waiting_on
 from .progress import RunProgress, Silent
-from .session import Session, open_session
+from .session import RepoSession, open_session
 
 
 class WaitTimeout(ReconcilerError):
@@ -19,7 +19,7 @@ class WaitTimeout(ReconcilerError):
 
 
 async def wait_in(
-    session: Session, targets: Sequence[str], timeout: float, interval: float, progress: RunProgress | None = None
+    session: RepoSession, targets: Sequence[str], timeout: float, interval: float, progress: RunProgress | None = None
 ) -> Observed:
     """Poll until no owned run of the specs' current configs is active; `WaitTimeout` after `timeout` seconds.
 

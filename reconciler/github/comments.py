@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ..render.templates import cell, code_cell
+from ..core.cells import cell, code_cell
 from ..specs.diagnostics import Diagnostic
 
 COMMENT_LIMIT = 65_536

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 import httpx
 
 from ..core.plan import ActionKind, Plan
-from ..vcs.review import Review
+from ..core.review import Review
 from .actions import append_summary, set_outputs
 from .comments import no_changes_body, with_marker
 from .event import GitHubContext

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from ..engine.results import RunReport
+from ..core.run_results import RunReport
 from .actions import append_summary
 from .comments import COMMENT_LIMIT, cut_to_fit
 from .event import DEFAULT_API_URL, DEFAULT_SERVER_URL, GitHubEnvError

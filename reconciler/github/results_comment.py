@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..engine.results import AgentReport, RunReport
-from ..render.templates import cell
+from ..core.cells import cell
+from ..core.run_results import AgentReport, RunReport
 from .rest import CommitStatus
 
 RESULTS_MARKER = "<!-- reconciler:results -->"

@@ -13,7 +13,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .store import Session, Store, Workspace
+from .store import Store, StoreSession, Workspace
 
 MAX_PAGE = 50
 MAX_OFFSET = 1_000_000_000
@@ -80,7 +80,7 @@ class Context:
     """One authenticated, scoped request."""
 
     platform: Platform
-    db: Session
+    db: StoreSession
     ws: Workspace
     base: str
     now: float  # one clock reading for the whole request

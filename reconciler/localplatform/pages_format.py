@@ -13,7 +13,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from ..core.visible import visible_keep_whitespace
+from ..specs.visible import visible_keep_whitespace
 
 MISSING = "—"
 

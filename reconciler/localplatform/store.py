@@ -110,7 +110,6 @@ __all__ = [
     "RunData",
     "RunRow",
     "SecretRow",
-    "Session",
     "Store",
     "StoreSession",
     "Workspace",
@@ -419,7 +418,3 @@ class StoreSession:
         """Record a stop at simulated time `at`; False when the run was already stopped."""
         cur = self.conn.execute("UPDATE runs SET stopped_at = ? WHERE id = ? AND stopped_at IS NULL", (at, run_id))
         return cur.rowcount > 0
-
-
-# The old name, kept only while api.py still imports it.
-Session = StoreSession

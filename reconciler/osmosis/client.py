@@ -42,7 +42,7 @@ from .models import (
     SubmitResult,
 )
 from .retry import RetryPolicy
-from .session import Session
+from .session import PlatformSession
 from .transport import Request, StreamedResponse, Transport, TransportError
 from .urls import is_loopback, normalize_base_url, require_secure, segment
 
@@ -98,7 +98,7 @@ class OsmosisClient:
         self._transport = transport
         own = urlsplit(self.base_url)
         self._origin = (own.scheme, own.hostname, own.port)  # presigned hops may come back here over http
-        self._session = Session(
+        self._session = PlatformSession(
             self.base_url,
             token=_checked_token(token),
             scope=self.scope,

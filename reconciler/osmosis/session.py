@@ -52,7 +52,7 @@ class _Failure:
     retry_after: float | None = None
 
 
-class Session:
+class PlatformSession:
     """The authenticated conversation with one platform, for one workspace scope."""
 
     def __init__(
@@ -82,7 +82,7 @@ class Session:
         self._version_warned = False
 
     def __repr__(self) -> str:
-        return f"Session(base_url={self.base_url!r})"
+        return f"PlatformSession(base_url={self.base_url!r})"
 
     async def aclose(self) -> None:
         await self._http.aclose()

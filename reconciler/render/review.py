@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ..core.cells import cell, code_cell
 from ..core.plan import Action, ActionKind, Plan
 from ..core.review import Review, SpecChange, format_value
 from .plan_text import SYMBOLS, money
-from .templates import cell, code_cell
 
 MAX_FIELDS = 60  # per spec; the rest is counted, not listed
 _BACKTICKS = re.compile(r"`+")

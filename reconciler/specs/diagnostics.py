@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.visible import visible
+from .visible import visible
 
 KeyPath = tuple[str | int, ...]
 

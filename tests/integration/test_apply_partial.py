@@ -16,7 +16,7 @@ import pytest
 from reconciler.core.plan import ActionKind, plan
 from reconciler.core.world import Policy
 from reconciler.engine.apply import Applier
-from reconciler.engine.session import Session, load_desired
+from reconciler.engine.session import RepoSession, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
 from reconciler.osmosis.asgi_transport import AsgiTransport
@@ -73,7 +73,7 @@ def test_one_failed_submit_does_not_stop_the_others_and_keeps_its_intent(project
         proj = load_project(project)
         desired, specs = load_desired(proj)
         async with client:
-            session = Session(proj, "local", "partial", client, desired, specs, State())
+            session = RepoSession(proj, "local", "partial", client, desired, specs, State())
             observed = await session.observe()
             p = plan(desired, observed, Policy())
             report = await Applier(session, observed).run(p)

@@ -13,7 +13,7 @@ from reconciler.core.plan import plan
 from reconciler.core.world import Policy
 from reconciler.engine.apply import Applier, ApplyReport
 from reconciler.engine.observe import marker_of
-from reconciler.engine.session import Session, load_desired
+from reconciler.engine.session import RepoSession, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
 from reconciler.osmosis.asgi_transport import App, AsgiTransport
@@ -72,7 +72,7 @@ def test_machines_submitting_one_config_at_the_same_instant_end_with_the_oldest_
 
     async def machine(barrier: SubmitBarrier) -> ApplyReport:
         async with client_for(barrier) as client:
-            session = Session(proj, "local", OWNER, client, desired, specs, State())
+            session = RepoSession(proj, "local", OWNER, client, desired, specs, State())
             observed = await session.observe()
             p = plan(desired, observed, Policy(targets=frozenset({"tb-smoke"})))
             return await Applier(session, observed).run(p)

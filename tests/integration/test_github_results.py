@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.engine.results import RunReport
+from reconciler.core.run_results import RunReport
 from reconciler.github.results import ResultsContext, publish_results
 from reconciler.github.results_comment import RESULTS_MARKER
 from tests.github_fake import FakeGitHub

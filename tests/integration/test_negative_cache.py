@@ -13,7 +13,7 @@ from reconciler.core.plan import ActionKind, plan
 from reconciler.core.world import Policy
 from reconciler.engine.apply import Applier, ApplyReport
 from reconciler.engine.machine_cache import CACHE_DIR_ENV, NotOursCache
-from reconciler.engine.session import Session, load_desired
+from reconciler.engine.session import RepoSession, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
 from reconciler.osmosis.asgi_transport import AsgiTransport
@@ -50,7 +50,7 @@ def test_a_run_wrongly_cached_as_not_ours_is_adopted_not_submitted_again(
         )
         async with client:
             # a cold checkout (no state file) on a machine whose cache is wrong
-            session = Session(project, "local", OWNER, client, desired, specs, State(), not_ours=cache())
+            session = RepoSession(project, "local", OWNER, client, desired, specs, State(), not_ours=cache())
             observed = await session.observe()
             p = plan(desired, observed, ONLY_SMOKE)
             report = await Applier(session, observed).run(p)

@@ -9,7 +9,7 @@ from pathlib import Path
 from reconciler.core.plan import Action, plan
 from reconciler.core.world import Policy
 from reconciler.engine.apply import Applier
-from reconciler.engine.session import Session, load_desired
+from reconciler.engine.session import RepoSession, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
 from reconciler.osmosis.asgi_transport import AsgiTransport
@@ -74,7 +74,7 @@ class World:
                 allow_insecure=True,
             )
             async with client:
-                session = Session(project, "local", "acme/evals", client, desired, specs, self.state)
+                session = RepoSession(project, "local", "acme/evals", client, desired, specs, self.state)
                 observed = await session.observe()
                 p = plan(desired, observed, Policy())
                 if apply:

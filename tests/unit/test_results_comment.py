@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconciler.engine.results import RunReport
+from reconciler.core.run_results import RunReport
 from reconciler.github.results import by_commit, marked, submitting_commit
 from reconciler.github.results_comment import RESULTS_CONTEXT, RESULTS_MARKER, commit_status, run_section
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconciler.core.visible import visible, visible_keep_whitespace
+from reconciler.core.cells import cell, code_cell
 from reconciler.render.leaderboard import parse_rows, render_markdown, render_svg
-from reconciler.render.templates import cell, code_cell
 from reconciler.specs.diagnostics import Diagnostic
+from reconciler.specs.visible import visible, visible_keep_whitespace
 
 BIDI = [chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]]
 CONTROLS = [chr(c) for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]]

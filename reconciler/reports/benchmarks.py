@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..engine.catalog import BenchmarkSummary, BenchmarkView
-from .tables import json_document, table
+from ..render.tables import json_document, table
 
 HEADERS = ("KEY", "NAME", "SYNC", "TASKS", "HARNESS", "JUDGE", "PARITY SET")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .tables import json_document
+from ..render.tables import json_document
 
 if TYPE_CHECKING:
     from ..core.world import Observed

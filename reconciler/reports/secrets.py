@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..engine.secrets_view import SecretNeed
-from .tables import json_document, table
+from ..render.tables import json_document, table
 
 HEADERS = ("SPEC", "RECORD", "WORKSPACE", "PERSONAL", "REFERENCED BY")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..engine.runs_view import AgentScore, Interval, RunReport, RunSummary
-from .tables import json_document, percent, table
+from ..render.tables import json_document, percent, table
 
 LIST_HEADERS = ("RUN", "BENCHMARK", "STATUS", "PROGRESS", "AGENTS", "BEST PASS@1", "OWNER")
 AGENT_HEADERS = (
