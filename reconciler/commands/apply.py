@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import select
 import signal
 import sys
 from pathlib import Path
@@ -152,22 +153,23 @@ def command(
 def _ask(question: str) -> str | None:
     """The answer typed at the prompt ("" at end of input), or None when the user pressed Ctrl-C.
 
-    The prompt runs inside asyncio.run, whose SIGINT handler only cancels the main task: a
-    blocking read never sees that, so the first Ctrl-C was swallowed. While the prompt waits,
-    Ctrl-C interrupts the read itself.
+    The prompt runs inside asyncio.run, whose SIGINT handler only cancels the main task, so a
+    handler of our own is installed while the prompt waits. The read polls instead of blocking:
+    the kernel may hand SIGINT to any thread of the process, and a Python handler runs only when
+    the main thread next executes Python, which a blocking readline would never do.
     """
-    interrupted = False
 
     def on_interrupt(signum: int, frame: FrameType | None) -> None:
-        nonlocal interrupted
-        interrupted = True
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
-        answer: str = click.prompt(question, default="", show_default=False)
-        return answer
-    except click.Abort:
-        return None if interrupted else ""
+        click.echo(f"{question}: ", nl=False)
+        while True:
+            ready, _, _ = select.select([sys.stdin], [], [], 0.1)
+            if ready:
+                return sys.stdin.readline().rstrip("\n")
+    except KeyboardInterrupt:
+        return None
     finally:
         signal.signal(signal.SIGINT, previous)

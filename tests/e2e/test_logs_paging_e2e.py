@@ -20,6 +20,8 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkspaceRepo]:
         repo = WorkspaceRepo(tmp_path_factory.mktemp("repo") / "repo", platform)
         compare = (repo.root / "specs/runs/tb-compare.toml").read_text()
         twice = compare.replace("attempts_per_task = 1", "attempts_per_task = 2").replace('"tb-compare"', '"tb-twice"')
+        # the local platform fails a seeded few runs; this one must finish so its log ends with "Run finished"
+        twice = twice.replace("[reconcile]", '[env]\nLOCALPLATFORM_FORCE_STATUS = "finished"\n\n[reconcile]', 1)
         (repo.root / "specs/runs/tb-twice.toml").write_text(twice)
         repo.cli("apply", "--auto-approve", "--target", "tb-twice", check=True)
         repo.cli("wait", "--target", "tb-twice", "--interval", "0.1", check=True)
