@@ -17,7 +17,6 @@ The one promise that matters most lives here: a spec's config is never submitted
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict
@@ -30,9 +29,10 @@ from .observe import marker_of
 from .session import RepoSession
 from .state import Intent, SpecRecord
 
-# Test switch shipped with the product: die right after the platform accepted a submit,
-# before the state file records it, to prove the next run adopts instead of resubmitting.
-CRASH_AFTER_SUBMIT_ENV = "RECONCILER_TEST_CRASH_AFTER_SUBMIT"
+AfterSubmit = Callable[[str], None]
+"""Called with the new run's id right after the platform accepted a submit, before the state
+file records it: the seam where a test kills the process to prove the next run adopts the run
+instead of submitting it again (tests/e2e/crash_after_submit.py)."""
 
 
 class ActionResult(BaseModel):
@@ -61,6 +61,8 @@ Renderer = Callable[[Action], Awaitable[ActionResult]]
 
 
 class Applier:
+    after_submit: AfterSubmit | None = None  # injected by tests only; see AfterSubmit
+
     def __init__(
         self,
         session: RepoSession,
@@ -208,8 +210,8 @@ class Applier:
             self.state.intents.remove(intent)
             self.session.save_state()
             raise
-        if os.environ.get(CRASH_AFTER_SUBMIT_ENV) == "1":
-            os._exit(70)
+        if Applier.after_submit is not None:
+            Applier.after_submit(result.id)
         self.state.intents.remove(intent)
         return self._record(action, marker, result.id, result.name, benchmark_id)
 

@@ -27,12 +27,15 @@ def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedPlatfor
         yield served
 
 
+CRASH_AFTER_SUBMIT = Path(__file__).with_name("crash_after_submit.py")  # reconciler, dying after a submit
+
+
 class Repo:
     def __init__(self, root: Path, platform: ServedPlatform, workspace: str) -> None:
         self.root, self.platform, self.workspace = root, platform, workspace
 
     def cli(
-        self, *args: str, env: dict[str, str] | None = None, check: bool = False
+        self, *args: str, env: dict[str, str] | None = None, check: bool = False, script: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
         full_env = {
             **os.environ,
@@ -42,7 +45,7 @@ class Repo:
         }
         full_env.pop("GITHUB_ACTIONS", None)
         done = subprocess.run(
-            [sys.executable, "-m", "reconciler.cli", *args],
+            [sys.executable, *([str(script)] if script else ["-m", "reconciler.cli"]), *args],
             cwd=self.root, env=full_env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
         )  # fmt: skip
         if check:
@@ -132,9 +135,7 @@ def test_a_spec_set_that_suddenly_renders_empty_is_refused(repo: Repo) -> None:
 
 
 def test_a_crash_right_after_the_platform_accepted_a_submit_never_doubles_the_run(repo: Repo) -> None:
-    crashed = repo.cli(
-        "apply", "--auto-approve", "--target", "tb-smoke", env={"RECONCILER_TEST_CRASH_AFTER_SUBMIT": "1"}
-    )
+    crashed = repo.cli("apply", "--auto-approve", "--target", "tb-smoke", script=CRASH_AFTER_SUBMIT)
     assert crashed.returncode == 70
     state = json.loads((repo.root / ".reconciler/state.json").read_text())
     assert [i["spec_id"] for i in state["intents"]] == ["tb-smoke"]  # the run is not recorded yet
