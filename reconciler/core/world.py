@@ -27,6 +27,7 @@ class RunStatus(StrEnum):
 ACTIVE = frozenset({RunStatus.PENDING, RunStatus.QUEUED, RunStatus.RUNNING})
 TERMINAL = frozenset({RunStatus.FINISHED, RunStatus.FAILED, RunStatus.STOPPED})
 HAS_OUTPUTS = frozenset({RunStatus.RUNNING, *TERMINAL})
+NO_OUTPUTS_YET = frozenset({RunStatus.PENDING, RunStatus.QUEUED})  # the platform answers 409 for outputs
 
 
 class _Value(BaseModel):

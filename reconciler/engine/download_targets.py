@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.world import NO_OUTPUTS_YET
 from ..errors import ReconcilerError, UsageError
 from ..safe_paths import writable_path
 from ..settings import resolve_platform
@@ -98,7 +99,7 @@ async def resolve_targets(session: RepoSession, args: Sequence[str], types: tupl
         if run is None:
             note = "no run of its current config yet (see `reconciler plan`)"
             targets.append(Target(label=label, run=None, types=wanted, spec_id=label, note=note, error=explicit))
-        elif run.status in ("pending", "queued"):
+        elif run.status in NO_OUTPUTS_YET:
             note = f"{run.name} is {run.status}: Outputs are not yet available for pending or queued benchmark runs."
             targets.append(Target(label=label, run=None, types=wanted, spec_id=label, note=note, error=explicit))
         else:

@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.world import NO_OUTPUTS_YET, TERMINAL
 from ..errors import ReconcilerError
 from ..osmosis.errors import Conflict, NotFound, PlatformError
-from ..osmosis.models import PENDING_STATUSES, TERMINAL_STATUSES, DownloadUrls
+from ..osmosis.models import DownloadUrls
 from ..osmosis.retry import RetryPolicy
 from ..outputs.bookkeeping import Ledger, load_ledger, save_ledger
 from ..outputs.index import is_current
@@ -148,7 +149,7 @@ async def download_run(
     detail = await client.get_run(run)
     info = detail.benchmark_run
     status = info.status or "pending"
-    if status in PENDING_STATUSES:
+    if status in NO_OUTPUTS_YET:
         raise OutputsNotAvailable(NOT_YET, code="CONFLICT")
     name = info.name or info.id
     # the one rule for written paths: the run's folder is never reached through a symlink
@@ -189,7 +190,7 @@ async def download_run(
     failures.extend(FileFailure(path=i.path, error=o.error) for i, o in done if o.error is not None)
     landed = [(i, o) for i, o in done if o.error is None]
     ok = not failures
-    recorded = ok and status in TERMINAL_STATUSES
+    recorded = ok and status in TERMINAL
     complete = ledger.types if ledger.run_id == info.id else frozenset()
     save_ledger(
         run_dir,

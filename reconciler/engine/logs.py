@@ -11,8 +11,9 @@ import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from ..core.world import TERMINAL
 from ..osmosis.client import LOG_LIMIT, OsmosisClient
-from ..osmosis.models import TERMINAL_STATUSES, LogEntry
+from ..osmosis.models import LogEntry
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ async def follow(client: OsmosisClient, run: str, *, backlog: int, interval: flo
     first: list[LogEntry] = []
     catching_up = True
     while True:
-        done = (await client.get_run(run)).benchmark_run.status in TERMINAL_STATUSES
+        done = (await client.get_run(run)).benchmark_run.status in TERMINAL
         while True:
             page = await client.get_logs(run, limit=LOG_LIMIT, direction="newer", cursor=cursor)
             fresh = page.logs[seen:]

@@ -8,7 +8,7 @@ render_only (the last job of the sharded workflow) only render, report and save.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..core.plan import ActionKind
@@ -57,7 +57,7 @@ async def reconcile(
     allow_empty: bool = False,
     platform: str | None = None,
     workspace: str | None = None,
-    log: object = None,
+    log: Callable[[str], None] | None = None,
     results: bool = False,
     submitted_by: str | None = None,
     render_only: bool = False,
@@ -67,7 +67,7 @@ async def reconcile(
     """One pass of the scheduled job; `log` hears every change (and, when verbose, every unchanged file)."""
     from .downloads import downloader_for
 
-    say = log if callable(log) else (lambda _msg: None)
+    say: Callable[[str], None] = log if log is not None else (lambda _msg: None)
     prune = project.settings.apply.prune if prune is None else prune
     policy = make_policy(project, targets, prune, False)
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:

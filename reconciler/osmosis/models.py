@@ -15,11 +15,10 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from ..core.world import ACTIVE, TERMINAL
+
 T = TypeVar("T")
 Difficulty = Literal["easy", "medium", "hard"]
-PENDING_STATUSES = frozenset({"pending", "queued"})
-ACTIVE_STATUSES = frozenset({"pending", "queued", "running"})
-TERMINAL_STATUSES = frozenset({"finished", "failed", "stopped"})
 
 
 def _default_if_none(default: object) -> Callable[[object], object]:
@@ -207,11 +206,11 @@ class RunItem(WireModel):
 
     @property
     def is_active(self) -> bool:
-        return self.status in ACTIVE_STATUSES
+        return self.status in ACTIVE
 
     @property
     def is_terminal(self) -> bool:
-        return self.status in TERMINAL_STATUSES
+        return self.status in TERMINAL
 
 
 def _run_fallbacks(data: dict[str, Any]) -> dict[str, Any]:
