@@ -4,6 +4,8 @@ from pathlib import Path
 
 import click
 
+from ..localplatform.defaults import DEFAULT_HOST, DEFAULT_PORT
+
 
 @click.group("platform")
 def command() -> None:
@@ -11,8 +13,10 @@ def command() -> None:
 
 
 @command.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
+@click.option("--host", default=DEFAULT_HOST, show_default=True, help="Interface to listen on.")
+@click.option(
+    "--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port."
+)
 @click.option(
     "--db",
     "db",

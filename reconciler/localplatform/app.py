@@ -37,14 +37,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import page_routes, routes_benchmarks, routes_outputs, routes_runs, routes_secrets, testhooks
 from .api import ApiError, Platform, error_response
 from .bodylimit import BodyLimitMiddleware
+from .defaults import DEFAULT_PUBLIC_URL
 from .faults import Faults, FaultsMiddleware
 from .outputs import OutputCache
 from .signing import FILES_PREFIX
 from .store import Store
 
 VERSION_HEADER = (b"x-osmosis-version-status", b"current")
-DEFAULT_PUBLIC_URL = "http://127.0.0.1:8765"
-"""`reconciler platform serve`'s default address (`--host 127.0.0.1 --port 8765`)."""
 _HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
 
 

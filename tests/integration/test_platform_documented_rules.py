@@ -14,7 +14,7 @@ import pytest
 
 from reconciler.commands.platform import serve as serve_command
 from reconciler.localplatform import create_app
-from reconciler.localplatform.app import DEFAULT_PUBLIC_URL
+from reconciler.localplatform.defaults import DEFAULT_PUBLIC_URL
 from reconciler.localplatform.inprocess import InProcessTransport
 from reconciler.render.leaderboard import parse_rows, render_markdown
 
