@@ -13,15 +13,17 @@ from ..settings import Project, resolve_owner, resolve_platform
 
 @dataclass(frozen=True)
 class Connection:
+    """A client for the project's platform, with the scope and owner every command resolves the same way."""
+
     client: OsmosisClient
-    owner: str  # the ownership marker's owner for this repository, as `plan` computes it
+    platform: str
+    owner: str  # the ownership marker's owner for this repository (settings.resolve_owner)
+    workspace: str | None
+    identity: str | None  # the repository's GitHub identity, when it has one
 
 
-@asynccontextmanager
-async def open_client(
-    project: Project, *, platform_flag: str | None = None, workspace_flag: str | None = None
-) -> AsyncIterator[Connection]:
-    """The same platform, workspace scope and owner `plan` would use, resolved the same way."""
+def connect_project(project: Project, *, platform_flag: str | None, workspace_flag: str | None) -> Connection:
+    """The one place a command turns flags, environment and reconciler.toml into a client, a scope and an owner."""
     from ..wiring import connect
     from .session import git_identity
 
@@ -35,7 +37,17 @@ async def open_client(
         root=project.root,
         token=os.environ.get("OSMOSIS_TOKEN"),
         workspace=workspace,
+        # the platform takes one scope: a named workspace, else the repository identity
         git_identity=None if workspace else identity,
     )
-    async with client:
-        yield Connection(client, owner)
+    return Connection(client, platform, owner, workspace, identity)
+
+
+@asynccontextmanager
+async def open_client(
+    project: Project, *, platform_flag: str | None = None, workspace_flag: str | None = None
+) -> AsyncIterator[Connection]:
+    """The same platform, workspace scope and owner `plan` would use, resolved the same way."""
+    connection = connect_project(project, platform_flag=platform_flag, workspace_flag=workspace_flag)
+    async with connection.client:
+        yield connection

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from ..core.world import Desired, DesiredRun, Observed
 from ..errors import SpecError
 from ..osmosis.client import OsmosisClient
 from ..safe_paths import writable_path
-from ..settings import Project, resolve_owner, resolve_platform
+from ..settings import Project
 from ..specs.loader import LoadResult, discover, load_specs
 from .adoption import with_adoptions
 from .machine_cache import NotOursCache
@@ -99,21 +98,12 @@ def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:
 async def open_session(
     project: Project, *, platform_flag: str | None = None, workspace_flag: str | None = None
 ) -> AsyncIterator[RepoSession]:
-    from ..wiring import connect
+    from .connection import connect_project
 
     desired, specs = load_desired(project)
-    platform = resolve_platform(project, platform_flag)
-    workspace = workspace_flag or os.environ.get("OSMOSIS_WORKSPACE") or project.settings.workspace
-    identity = git_identity(project.root)
-    owner = resolve_owner(project, origin=identity, workspace=workspace)
-    client = connect(
-        platform,
-        root=project.root,
-        token=os.environ.get("OSMOSIS_TOKEN"),
-        workspace=workspace,
-        # the platform takes one scope: a named workspace, else the repository identity
-        git_identity=None if workspace else identity,
-    )
+    connection = connect_project(project, platform_flag=platform_flag, workspace_flag=workspace_flag)
+    client, platform, owner = connection.client, connection.platform, connection.owner
+    workspace, identity = connection.workspace, connection.identity
     state = load_state(project.root / project.settings.state_file)
     not_ours = NotOursCache.open(platform=platform, scope=workspace or identity or "", owner=owner)
     # earlier versions let a named workspace win over the repository identity as the owner
