@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.errors import ExitCode
+from tests.e2e.remote_race import clone_behind_origin
 
 pytestmark = pytest.mark.slow
 
@@ -109,17 +110,7 @@ def test_lock_timeout_must_be_a_finite_number_of_seconds(tmp_path: Path, command
 
 
 def test_a_push_rejected_while_the_tree_has_edits_keeps_them_and_says_what_to_do(tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    seed = make_repo(tmp_path / "seed")
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    git(seed, "remote", "add", "origin", str(remote))
-    git(seed, "push", "-q", "origin", "main")
-    ours = tmp_path / "ours"
-    subprocess.run(["git", "clone", "-q", str(remote), str(ours)], check=True)
-    (seed / "CHANGELOG.md").write_text("theirs\n")
-    git(seed, "add", "CHANGELOG.md")
-    git(seed, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "theirs")
-    git(seed, "push", "-q", "origin", "main")
+    remote, ours = clone_behind_origin(make_repo(tmp_path / "seed"), tmp_path, their_subject="theirs")
     (ours / "NOTES.md").write_text("my edit, not committed\n")
 
     done = cli(ours, "reconcile", "--commit", "--push")

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from reconciler.core import scoring
+from tests.e2e.remote_race import clone_behind_origin
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -162,18 +163,8 @@ def test_commit_leaves_unrelated_staged_changes_alone(tmp_path: Path) -> None:
 
 
 def test_a_rejected_push_is_retried_after_rebasing(tmp_path: Path) -> None:
-    remote = tmp_path / "remote.git"
-    seed = make_repo(tmp_path / "seed")
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    git(seed, "remote", "add", "origin", str(remote))
-    git(seed, "push", "-q", "origin", "main")
-    ours = tmp_path / "ours"
-    subprocess.run(["git", "clone", "-q", str(remote), str(ours)], check=True)
     # someone else pushes first, so our push is rejected as non-fast-forward
-    (seed / "CHANGELOG.md").write_text("unrelated\n")
-    git(seed, "add", "CHANGELOG.md")
-    git(seed, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "unrelated")
-    git(seed, "push", "-q", "origin", "main")
+    remote, ours = clone_behind_origin(make_repo(tmp_path / "seed"), tmp_path, their_subject="unrelated")
     done = cli(ours, "reconcile", "--wait", "--commit", "--push")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "pushed (attempt 2)" in done.stdout

@@ -30,17 +30,9 @@ import time
 from pathlib import Path
 
 from reconciler.core.shards import by_spec_id
+from tests.perf.bench_plan import task_names
 
 TOKEN = "perf"
-
-
-def task_names() -> list[str]:
-    from reconciler.localplatform.catalog import CATALOG
-
-    for bench in CATALOG:
-        if bench.key == "terminal-bench-2-1":
-            return [t.name for t in bench.tasks]
-    raise SystemExit("no terminal-bench-2-1 in the catalog")
 
 
 def spec_text(i: int, tasks: list[str]) -> str:

@@ -1,0 +1,25 @@
+"""A clone whose next push is rejected: someone else pushed to the shared remote after it was cloned."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def clone_behind_origin(seed: Path, tmp_path: Path, *, their_subject: str) -> tuple[Path, Path]:
+    """(the bare remote, our clone): `seed` is pushed, cloned, then commits `their_subject` and pushes again."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    git(seed, "remote", "add", "origin", str(remote))
+    git(seed, "push", "-q", "origin", "main")
+    ours = tmp_path / "ours"
+    subprocess.run(["git", "clone", "-q", str(remote), str(ours)], check=True)
+    (seed / "CHANGELOG.md").write_text(f"{their_subject}\n")
+    git(seed, "add", "CHANGELOG.md")
+    git(seed, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", their_subject)
+    git(seed, "push", "-q", "origin", "main")
+    return remote, ours
