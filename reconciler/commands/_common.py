@@ -49,10 +49,22 @@ class Interrupted(ReconcilerError):
 
 
 def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """Run `coro` to completion; Ctrl-C becomes `Interrupted`.
+
+    The result travels outside the task: on Python 3.11, `asyncio.run` formats the repr of its
+    main task (result included) when it restores the SIGINT handler, which for a 10,000-run
+    plan cost about 0.1 s and 11 MiB.
+    """
+    box: list[T] = []
+
+    async def main() -> None:
+        box.append(await coro)
+
     try:
-        return asyncio.run(coro)
+        asyncio.run(main())
     except KeyboardInterrupt:
         raise Interrupted("interrupted") from None
+    return box[0]
 
 
 def stderr_is_tty() -> bool:

@@ -102,7 +102,7 @@ def command(
                 ),
                 nl=False,
             )
-            if not result.observed.runs and resolve_platform(project, platform) == LOCAL_PLATFORM:
+            if not result.observed.listed and resolve_platform(project, platform) == LOCAL_PLATFORM:
                 click.echo(fresh_local_note(result.plan), nl=False)
 
     def confirm(plan: Plan) -> bool:

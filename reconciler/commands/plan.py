@@ -154,7 +154,7 @@ def command(
             ),
             nl=False,
         )
-        if not result.observed.runs and resolve_platform(project, platform) == LOCAL_PLATFORM:
+        if not result.observed.listed and resolve_platform(project, platform) == LOCAL_PLATFORM:
             click.echo(fresh_local_note(plan), nl=False)
         if review is not None:
             from ..render.review import render_review_text

@@ -24,7 +24,7 @@ def command(targets: tuple[str, ...], fmt: str, platform: str | None, workspace:
     from ._common import run_async
 
     project = load_project()
-    result = run_async(make_plan(project, targets=targets, platform=platform, workspace=workspace))
+    result = run_async(make_plan(project, targets=targets, platform=platform, workspace=workspace, unmanaged=True))
     rows = status_rows(result, result.plan.owner)
     if fmt == "json":
         click.echo(json.dumps({"schema_version": 1, "rows": [asdict(r) for r in rows]}, indent=2, sort_keys=True))

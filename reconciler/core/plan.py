@@ -193,7 +193,7 @@ class _Planner:
         self.policy = policy
         self.fingerprints = {d.spec.id: d.fingerprint for d in desired.runs}
         owned = [r for r in observed.runs if r.marker is not None and r.marker.owner == observed.owner]
-        self.unmanaged = len(observed.runs) - len(owned)
+        self.unmanaged = observed.listed - len(owned)
         self.owned: dict[str, list[ObservedRun]] = {}
         for run in owned:
             self.owned.setdefault(self._home(run), []).append(run)

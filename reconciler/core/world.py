@@ -105,6 +105,7 @@ class Adoption(_Value):
 class Observed(_Value):
     owner: str
     runs: tuple[ObservedRun, ...] = ()
+    others: int = 0  # listed runs not in `runs`: not ours, counted only (engine/observe.py)
     benchmarks: dict[str, BenchmarkState] = Field(default_factory=dict)  # keyed by spec ref; absent = unknown
     secrets: frozenset[str] = frozenset()
     downloaded: dict[str, frozenset[str]] = Field(default_factory=dict)  # run id -> output types on disk
@@ -115,6 +116,11 @@ class Observed(_Value):
     # (spec id, fingerprint) of runs marked with `legacy_owner`, the owner name earlier versions wrote
     legacy_owner: str | None = None
     legacy: frozenset[tuple[str, str]] = frozenset()
+
+    @property
+    def listed(self) -> int:
+        """How many runs the platform listed on the benchmarks read."""
+        return len(self.runs) + self.others
 
 
 class DesiredRun(_Value):

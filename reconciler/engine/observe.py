@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -221,8 +221,12 @@ async def observe(
     desired: Desired,
     *,
     outputs_root: Path,
+    unmanaged: bool = False,
 ) -> Observed:
-    """Read the platform for every benchmark the specs (or the state file's owned runs) touch."""
+    """Read the platform for every benchmark the specs (or the state file's owned runs) touch.
+
+    `unmanaged`: keep every listed run in `Observed.runs`; by default runs that are not ours are
+    only counted (`Observed.others`), which is what a plan needs of them."""
     client, state, owner = ownership.client, ownership.state, ownership.owner
     refs = sorted(
         {d.spec.config.experiment.benchmark for d in desired.runs} | {b.benchmark.ref for b in desired.benchmarks}
@@ -243,14 +247,29 @@ async def observe(
         {b.id for b in benchmarks.values()} | {r.benchmark_id for r in state.specs.values() if r.benchmark_id}
     )
 
-    listings, secrets = await asyncio.gather(
-        asyncio.gather(*(client.list_runs(benchmark_id=bid) for bid in benchmark_ids)),
+    # a run that is not ours is counted, not modelled (a plan never acts on it), unless a spec's
+    # `adopt` names it or the caller lists unmanaged runs
+    adopt_refs = {d.spec.reconcile.adopt for d in desired.runs if d.spec.reconcile.adopt}
+    recorded = {r.run_id for r in state.specs.values()} | set(state.adopted)
+
+    def relevant(run_id: str, name: object) -> bool:
+        return run_id in state.markers or run_id in recorded or run_id in adopt_refs or name in adopt_refs
+
+    def keep(raw: Mapping[str, Any]) -> bool:
+        run_id = raw["id"]
+        return unmanaged or relevant(run_id, raw.get("name")) or ownership.needs_reading(run_id, trust_negative=True)
+
+    scans, secrets = await asyncio.gather(
+        asyncio.gather(*(client.scan_runs(benchmark_id=bid, keep=keep) for bid in benchmark_ids)),
         client.list_secrets(scope="all"),
     )
     items: dict[str, RunItem] = {}
-    for listing in listings:
-        for item in listing:
+    listed: set[str] = set()
+    for scan in scans:
+        for item in scan.items:
             items.setdefault(item.id, item)
+        listed |= scan.others
+    listed |= items.keys()
     unknown = [r for r in items if ownership.needs_reading(r, trust_negative=True)]
     agents_missing = [
         r
@@ -260,7 +279,9 @@ async def observe(
     await ownership.read([*unknown, *agents_missing])
     ownership.not_ours.save()
     runs = tuple(
-        observed_run(item, state.markers.get(item.id), state.run_agents.get(item.id)) for item in items.values()
+        observed_run(item, state.markers.get(item.id), state.run_agents.get(item.id))
+        for item in items.values()
+        if unmanaged or relevant(item.id, item.name)
     )
 
     downloaded: dict[str, frozenset[str]] = {}
@@ -272,6 +293,7 @@ async def observe(
     return Observed(
         owner=owner,
         runs=runs,
+        others=len(listed) - len(runs),
         benchmarks=benchmarks,
         secrets=frozenset(s.name for s in secrets),
         downloaded=downloaded,
@@ -280,7 +302,7 @@ async def observe(
         legacy_owner=ownership.legacy_owner,
         legacy=frozenset(
             tuple(ownership.not_ours.legacy[r].rpartition("@")[::2])
-            for r in items
+            for r in listed
             if ownership.legacy_owner and r in ownership.not_ours.legacy
         ),
     )

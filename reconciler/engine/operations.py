@@ -51,9 +51,9 @@ def check_targets(session: RepoSession, targets: Sequence[str]) -> None:
         )
 
 
-async def _plan_in(session: RepoSession, policy: Policy) -> PlanResult:
+async def _plan_in(session: RepoSession, policy: Policy, *, unmanaged: bool = False) -> PlanResult:
     check_targets(session, sorted(policy.targets))
-    observed = await session.observe()
+    observed = await session.observe(unmanaged=unmanaged)
     return PlanResult(plan(session.desired, observed, policy), policy, observed, session.adopted)
 
 
@@ -66,14 +66,16 @@ async def make_plan(
     replace: Sequence[str] = (),
     platform: str | None = None,
     workspace: str | None = None,
+    unmanaged: bool = False,
 ) -> PlanResult:
+    """The plan for `project`; `unmanaged` keeps the runs that are not ours in `observed.runs`."""
     policy = make_policy(project, targets, prune, allow_protected)
     if replace:
         from .replace import with_replace
 
         policy = with_replace(project, policy, replace)
     async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
-        return await _plan_in(session, policy)
+        return await _plan_in(session, policy, unmanaged=unmanaged)
 
 
 # --- saved plans --------------------------------------------------------------------------------

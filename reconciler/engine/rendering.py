@@ -138,7 +138,7 @@ async def render_all(
 
 def fresh_local(session: RepoSession, observed: Observed) -> bool:
     """The embedded platform with no runs at all: a fresh clone's world, which knows nothing yet."""
-    return session.platform == LOCAL_PLATFORM and not observed.runs
+    return session.platform == LOCAL_PLATFORM and not observed.listed
 
 
 def renderer_for(session: RepoSession, observed: Observed) -> Callable[[Action], Awaitable[ActionResult]]:

@@ -63,8 +63,9 @@ class RepoSession:
     def outputs_root(self) -> Path:
         return self.project.root / self.project.settings.outputs_dir
 
-    async def observe(self) -> Observed:
-        observed = await observe(self.ownership, self.desired, outputs_root=self.outputs_root)
+    async def observe(self, *, unmanaged: bool = False) -> Observed:
+        """What the platform has; `unmanaged` keeps runs that are not ours as models too (status lists them)."""
+        observed = await observe(self.ownership, self.desired, outputs_root=self.outputs_root, unmanaged=unmanaged)
         observed = await with_adoptions(self.client, self.desired, observed, self.state, self.outputs_root)
         self.adopted = settle_intents(self.state, observed)
         return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})

@@ -38,6 +38,7 @@ from .models import (
     PageMeta,
     RunDetail,
     RunItem,
+    RunScan,
     SecretRecord,
     SubmitResult,
 )
@@ -61,6 +62,8 @@ SecretScope = Literal["workspace", "user"]
 
 
 M = TypeVar("M", bound=BaseModel)
+Keep = Callable[[Mapping[str, Any]], bool]
+"""Which raw list items become models (see `OsmosisClient.scan_runs`)."""
 
 
 class OsmosisClient:
@@ -153,6 +156,15 @@ class OsmosisClient:
         """Every run of the workspace (or of one benchmark, by its id), newest first."""
         params = {"benchmark": benchmark_id} if benchmark_id is not None else {}
         return await self._collect("/api/cli/benchmark-runs", "benchmark_runs", RunItem, params)
+
+    async def scan_runs(self, *, benchmark_id: str | None = None, keep: Keep) -> RunScan:
+        """Every run, as `list_runs` reads them, but only the items `keep` accepts become models;
+        the others are kept by id. A listing of 10,000 runs of which a few hundred matter then
+        costs the memory of those few hundred."""
+        params = {"benchmark": benchmark_id} if benchmark_id is not None else {}
+        items, skipped = await self._collect_kept("/api/cli/benchmark-runs", "benchmark_runs", RunItem, params, keep)
+        kept = {item.id for item in items}
+        return RunScan.model_construct(items=tuple(items), others=frozenset(skipped) - kept)
 
     async def get_run(self, name_or_id: str) -> RunDetail:
         path = f"/api/cli/benchmark-runs/{segment(name_or_id)}"
@@ -267,7 +279,15 @@ class OsmosisClient:
     # --- paging ---
 
     async def _page(
-        self, path: str, key: str, model: type[M], *, offset: int, limit: int, params: Mapping[str, str]
+        self,
+        path: str,
+        key: str,
+        model: type[M],
+        *,
+        offset: int,
+        limit: int,
+        params: Mapping[str, str],
+        keep: Keep | None = None,
     ) -> Page[M]:
         query = {**params, "limit": str(_clamp(limit, PAGE_LIMIT)), "offset": str(max(0, offset))}
         data = await self._session.call("GET", path, params=query)
@@ -278,38 +298,60 @@ class OsmosisClient:
             raise ProtocolError(
                 f"The platform's answer to GET {path} has a `{key}` that is not a list", method="GET", path=path
             )
-        items = tuple(_parse(model, item, "GET", path, f"{key}[{n}]") for n, item in enumerate(raw))
+        items = []
+        skipped = []
+        for n, item in enumerate(raw):
+            # an item is passed over only when it has a string id to count it by; anything else is
+            # parsed, so a malformed answer is still reported as one
+            if keep is not None and isinstance(item, dict) and isinstance(item.get("id"), str) and not keep(item):
+                skipped.append(item["id"])
+            else:
+                items.append(_parse(model, item, "GET", path, f"{key}[{n}]"))
         meta = _parse(PageMeta, {name: data.get(name) for name in _PAGE_FIELDS}, "GET", path, "page")
         # built without validation: the items are parsed and the paging fields checked just above
         return Page[M].model_construct(
-            items=items, total_count=meta.total_count, has_more=meta.has_more, next_offset=meta.next_offset
+            items=tuple(items),
+            skipped=tuple(skipped),
+            total_count=meta.total_count,
+            has_more=meta.has_more,
+            next_offset=meta.next_offset,
         )
 
     async def _collect(self, path: str, key: str, model: type[M], params: Mapping[str, str]) -> list[M]:
-        """Every item: follow `next_offset` until it is null or a page comes back empty.
+        items, _ = await self._collect_kept(path, key, model, params, None)
+        return items
+
+    async def _collect_kept(
+        self, path: str, key: str, model: type[M], params: Mapping[str, str], keep: Keep | None
+    ) -> tuple[list[M], list[str]]:
+        """Every item, and the ids of those `keep` passed over: follow `next_offset` until it is
+        null or a page comes back empty.
 
         When the first page tells `total_count` (and honoured our page size), the remaining
         pages are fetched side by side, `page_concurrency` at a time; if the list moved
         meanwhile, paging goes on one page at a time from where the pages stop agreeing.
         Items seen twice (a list that grew while we read it) are kept once, first seen.
         """
-        fetch = functools.partial(self._page, path, key, model, limit=PAGE_LIMIT, params=params)
+        fetch = functools.partial(self._page, path, key, model, limit=PAGE_LIMIT, params=params, keep=keep)
         offset, page = 0, await fetch(offset=0)
         items = list(page.items)
+        skipped = list(page.skipped)
         nxt = page.next_offset
-        if nxt is not None and len(page.items) == nxt == PAGE_LIMIT and page.total_count > nxt:
+        if nxt is not None and _size(page) == nxt == PAGE_LIMIT and page.total_count > nxt:
             offsets = list(range(nxt, page.total_count, PAGE_LIMIT))
             for offset, page in zip(offsets, await self._gather(fetch, offsets), strict=True):
                 items.extend(page.items)
-                if len(page.items) != PAGE_LIMIT or page.next_offset != offset + PAGE_LIMIT:
+                skipped.extend(page.skipped)
+                if _size(page) != PAGE_LIMIT or page.next_offset != offset + PAGE_LIMIT:
                     break
-        while page.items and page.next_offset is not None:
+        while _size(page) and page.next_offset is not None:
             if page.next_offset <= offset:
                 raise ProtocolError(f"The platform's paging of GET {path} does not advance", method="GET", path=path)
             offset = page.next_offset
             page = await fetch(offset=offset)
             items.extend(page.items)
-        return _unique(items)
+            skipped.extend(page.skipped)
+        return _unique(items), skipped
 
     async def _gather(self, fetch: Callable[..., Awaitable[Page[M]]], offsets: Sequence[int]) -> list[Page[M]]:
         gate = asyncio.Semaphore(self.page_concurrency)
@@ -361,6 +403,11 @@ def _checked_token(token: str | None) -> str | None:
             hint="copy the token again: export OSMOSIS_TOKEN=...",
         )
     return token
+
+
+def _size(page: Page[Any]) -> int:
+    """How many items the platform put on the page, kept or passed over."""
+    return len(page.items) + len(page.skipped)
 
 
 def _clamp(limit: int, ceiling: int) -> int:

@@ -435,3 +435,12 @@ class Page(PageMeta, Generic[T]):
     """One page of a list answer; `next_offset` is None at the end."""
 
     items: tuple[T, ...] = ()
+    # ids of the items a caller's `keep` filter passed over: listed, counted, never modelled
+    skipped: tuple[str, ...] = ()
+
+
+class RunScan(WireModel):
+    """A run listing read through a filter: the runs kept as models, and the ids of the others."""
+
+    items: tuple[RunItem, ...] = ()
+    others: frozenset[str] = frozenset()

@@ -68,6 +68,15 @@ def test_runs_lists_owned_and_unmanaged_runs_of_the_workspace(repo: WorkspaceRep
     assert sorted(owners.values()) == ["spec tb-smoke", "unmanaged"]
 
 
+def test_status_shows_a_row_for_each_unmanaged_run_and_plan_counts_them(repo: WorkspaceRepo) -> None:
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    stranger = repo.submit_directly()
+    rows = repo.json("status", "--target", "tb-smoke")["rows"]
+    assert [r["run_id"] for r in rows if r["sync"] == "unmanaged"] == [stranger["id"]]
+    plan = repo.cli("plan", "--target", "tb-smoke", check=True).stdout
+    assert "(1 runs on these benchmarks are not owned by this repository; never touched)" in plan
+
+
 def test_runs_of_a_spec_or_a_run_scores_every_agent(repo: WorkspaceRepo) -> None:
     """cli-benchmark-runs.md: "`runs info` [...] scores every agent the way the run page does: rank, pass@1 with
     its confidence interval, the deepest pass@k, and per-task cost, time, and tokens."

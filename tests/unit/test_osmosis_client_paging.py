@@ -187,3 +187,26 @@ def test_list_secrets_walks_every_page() -> None:
     server = Server(60, key="environment_secrets")
     secrets = run(server, lambda c: c.list_secrets())
     assert len(secrets) == 60
+
+
+def test_scan_runs_models_only_the_items_kept_and_counts_the_rest_by_id() -> None:
+    server = Server(130)
+    scan = run(server, lambda c: c.scan_runs(keep=lambda raw: raw["name"] in {"run-3", "run-77", "run-129"}))
+    assert [item.id for item in scan.items] == ["r3", "r77", "r129"]
+    assert scan.others == {f"r{n}" for n in range(130)} - {"r3", "r77", "r129"}
+
+
+def test_scan_runs_pages_through_passed_over_items_like_kept_ones() -> None:
+    server = Server(120, with_total=False)
+    scan = run(server, lambda c: c.scan_runs(keep=lambda raw: False))
+    assert scan.items == ()
+    assert len(scan.others) == 120
+    assert server.offsets == [0, 50, 100]
+
+
+def test_scan_runs_still_reports_an_item_without_an_id_as_a_malformed_answer() -> None:
+    def handler(request: Sent) -> Response:
+        return reply(200, json={"benchmark_runs": [{"name": "x"}], "next_offset": None})
+
+    with pytest.raises(ProtocolError, match=r"benchmark_runs\[0\]\.id"):
+        run(handler, lambda c: c.scan_runs(keep=lambda raw: False))
