@@ -97,7 +97,7 @@ class Applier:
         todo = [a for a in plan.actions if a.changes]
         results = await asyncio.gather(*(self._guarded(a) for a in todo))
         self.session.save_state()
-        self.session.ownership.not_ours.save()
+        self.session.ownership.remember()
         return ApplyReport(results=tuple(results))
 
     async def _guarded(self, action: Action) -> ActionResult:

@@ -1,10 +1,14 @@
-"""The per-machine cache of runs known NOT to be ours, kept outside the repository.
+"""The per-machine cache of what this machine learned about runs' owners, kept outside the repository.
 
 The committed state file holds only positive facts (markers of our own runs): a missing or
 edited entry there can only make reconciler ask the platform again, never submit again.
-Which of the workspace's other runs belong to someone else is a per-machine speed-up: a
-plan pays one detail request for each run it has never seen, once per machine. Before a
-submit the entries are not trusted (the look-up reads those runs from the platform again).
+This cache is a per-machine speed-up, so that a plan pays one detail request for each run
+it has never seen, once per machine, even though `plan` never writes the state file:
+- `not_ours`: runs that carry no marker of ours. Before a submit these are not trusted
+  (the look-up reads those runs from the platform again).
+- `ours`: the markers of our runs this machine has read (what `apply` would commit to the
+  state file). The state file wins where both know a run; a stop reads the marker from the
+  platform again whatever either says (engine/apply.py).
 
 Location: `$RECONCILER_CACHE_DIR`, else `$XDG_CACHE_HOME/reconciler`, else
 `~/.cache/reconciler`; one file per platform URL, scope and owner. An unreadable cache is
@@ -18,10 +22,11 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 CACHE_DIR_ENV = "RECONCILER_CACHE_DIR"
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def cache_dir() -> Path:
@@ -33,35 +38,51 @@ def cache_dir() -> Path:
     return base / "reconciler"
 
 
-class NotOursCache:
-    """Run ids that carry no marker of `owner`, as read from the platform at some point."""
+class MachineCache:
+    """Which runs carry no marker of `owner`, and which carry one (and which), as read from the platform."""
 
     def __init__(
-        self, path: Path | None, key: dict[str, str], runs: set[str], legacy: dict[str, str] | None = None
+        self,
+        path: Path | None,
+        key: dict[str, str],
+        not_ours: set[str],
+        legacy: dict[str, str] | None = None,
+        ours: dict[str, str] | None = None,
     ) -> None:
         self.path = path
         self.key = key
-        self.runs = runs
+        self.not_ours = not_ours
         # run id -> "<spec id>@<fingerprint>" of a run marked with the owner name earlier versions used
         self.legacy = legacy or {}
-        self._saved = (set(runs), dict(self.legacy))
+        # run id -> "<spec id>@<fingerprint>" of a run marked with `owner`
+        self.ours = ours or {}
+        self._saved = self._snapshot()
 
     @classmethod
-    def open(cls, *, platform: str, scope: str, owner: str) -> NotOursCache:
+    def open(cls, *, platform: str, scope: str, owner: str) -> MachineCache:
         key = {"platform": platform, "scope": scope, "owner": owner}
         digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:24]
-        path = cache_dir() / f"not-ours-{digest}.json"
+        path = cache_dir() / f"owners-{digest}.json"
         return cls(path, key, *_read(path, key))
 
     @classmethod
-    def in_memory(cls) -> NotOursCache:
+    def in_memory(cls) -> MachineCache:
         """A cache that lives as long as the process (nothing is read or written)."""
         return cls(None, {}, set())
 
+    def _snapshot(self) -> tuple[set[str], dict[str, str], dict[str, str]]:
+        return set(self.not_ours), dict(self.legacy), dict(self.ours)
+
     def save(self) -> None:
-        if self.path is None or (self.runs, self.legacy) == self._saved:
+        if self.path is None or self._snapshot() == self._saved:
             return
-        doc = {"version": CACHE_VERSION, **self.key, "runs": sorted(self.runs), "legacy": self.legacy}
+        doc = {
+            "version": CACHE_VERSION,
+            **self.key,
+            "not_ours": sorted(self.not_ours),
+            "legacy": self.legacy,
+            "ours": self.ours,
+        }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
@@ -77,22 +98,26 @@ class NotOursCache:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
             return
-        self._saved = (set(self.runs), dict(self.legacy))
+        self._saved = self._snapshot()
 
 
-def _read(path: Path, key: dict[str, str]) -> tuple[set[str], dict[str, str]]:
+def _read(path: Path, key: dict[str, str]) -> tuple[set[str], dict[str, str], dict[str, str]]:
+    """What the file says, keeping only well-formed entries; anything else reads as an empty cache."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        return set(), {}
+        return set(), {}, {}
     if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION:
-        return set(), {}
+        return set(), {}, {}
     if any(doc.get(k) != v for k, v in key.items()):
-        return set(), {}
-    runs, legacy = doc.get("runs"), doc.get("legacy")
-    if not isinstance(runs, list):
-        return set(), {}
-    kept = {r for r in runs if isinstance(r, str)}
-    if not isinstance(legacy, dict):
-        legacy = {}
-    return kept, {k: v for k, v in legacy.items() if k in kept and isinstance(v, str)}
+        return set(), {}, {}
+    runs, legacy, ours = doc.get("not_ours"), doc.get("legacy"), doc.get("ours")
+    not_ours = {r for r in runs if isinstance(r, str)} if isinstance(runs, list) else set()
+    return not_ours, _refs(legacy, not_ours.__contains__), _refs(ours, lambda r: r not in not_ours)
+
+
+def _refs(value: object, keep: Callable[[str], bool]) -> dict[str, str]:
+    """run id -> "<spec id>@<fingerprint>" entries that are strings both sides, with an `@`."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str) and "@" in v and keep(k)}

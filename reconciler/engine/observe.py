@@ -1,10 +1,11 @@
 """Observed state: what the platform has for the benchmarks the specs use, read in pages.
 
 Cost: one benchmark-detail request per benchmark, one run listing page per 50 runs, one
-secrets listing, and one run-detail request per run this machine has never seen (a marker
-of ours is then cached in the state file for good, since a run's environment never changes;
-a run that is not ours, in the per-machine cache), plus one for each of our runs that
-finished since the last plan (the agents it ran, for require_smoke).
+secrets listing, and one run-detail request per run this machine has never seen (a run's
+environment never changes: a marker of ours is then kept in the state file when apply saves
+it and in the per-machine cache at once, a run that is not ours in the per-machine cache
+only), plus one for each of our runs that finished since the state file was last saved (the
+agents it ran, for require_smoke).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..osmosis.errors import NotFound
 from ..osmosis.models import BenchmarkDetail, RunDetail, RunItem
 from ..outputs.layout import run_dir_name, types_on_disk
 from ..specs.rules import BenchmarkFacts, TaskInfo
-from .machine_cache import NotOursCache
+from .machine_cache import MachineCache
 from .state import State
 
 DETAIL_CONCURRENCY = 16
@@ -131,8 +132,9 @@ def agents_of(detail: RunDetail) -> RunAgents | None:
 class Ownership:
     """Whose runs are whose, as this process knows it.
 
-    Positive markers (our runs) come from the committed state file and are trusted; runs
-    known not to be ours come from the per-machine cache and are trusted only for planning.
+    Positive markers (our runs) come from the committed state file, else the per-machine cache,
+    and are trusted (a stop reads the marker again); runs known not to be ours come from the
+    per-machine cache and are trusted only for planning.
     `verified` holds the runs whose marker this process read from the platform itself.
     """
 
@@ -140,14 +142,14 @@ class Ownership:
         self,
         client: OsmosisClient,
         state: State,
-        not_ours: NotOursCache,
+        machine: MachineCache,
         owner: str,
         *,
         legacy_owner: str | None = None,
     ) -> None:
         self.client = client
         self.state = state
-        self.not_ours = not_ours
+        self.machine = machine
         self.owner = owner
         # the owner name earlier versions wrote for this repository (its workspace): runs marked
         # with it are not ours, but a submit of the same config would pay for it twice
@@ -158,6 +160,17 @@ class Ownership:
         for run_id, marker in list(state.markers.items()):
             if marker.owner != owner:
                 del state.markers[run_id]
+        # what this machine read before (a plan never writes the state file); the state file wins
+        for run_id, ref in machine.ours.items():
+            spec_id, _, fingerprint = ref.rpartition("@")
+            state.markers.setdefault(run_id, Marker(owner=owner, spec_id=spec_id, fingerprint=fingerprint))
+
+    def remember(self) -> None:
+        """Keep what this process learned for the next one on this machine (engine/machine_cache.py)."""
+        self.machine.ours = {
+            run_id: f"{m.spec_id}@{m.fingerprint}" for run_id, m in self.state.markers.items() if m.owner == self.owner
+        }
+        self.machine.save()
 
     def ours(self, run_id: str) -> Marker | None:
         return self.state.markers.get(run_id)
@@ -165,7 +178,7 @@ class Ownership:
     def needs_reading(self, run_id: str, *, trust_negative: bool) -> bool:
         if run_id in self.state.markers or run_id in self.verified:
             return False
-        return not (trust_negative and run_id in self.not_ours.runs)
+        return not (trust_negative and run_id in self.machine.not_ours)
 
     async def read(self, run_ids: Iterable[str]) -> None:
         """Read each run's detail from the platform, concurrently within a bound: its marker,
@@ -181,12 +194,12 @@ class Ownership:
             self.verified.add(run_id)
             marker = marker_of(detail)
             if marker is None or marker.owner != self.owner:
-                self.not_ours.runs.add(run_id)
+                self.machine.not_ours.add(run_id)
                 self.state.markers.pop(run_id, None)
                 if marker is not None and marker.owner == self.legacy_owner:
-                    self.not_ours.legacy[run_id] = f"{marker.spec_id}@{marker.fingerprint}"
+                    self.machine.legacy[run_id] = f"{marker.spec_id}@{marker.fingerprint}"
                 return
-            self.not_ours.runs.discard(run_id)
+            self.machine.not_ours.discard(run_id)
             self.state.markers[run_id] = marker
             if detail.benchmark_run.status == RunStatus.FINISHED and run_id not in self.state.run_agents:
                 ran = agents_of(detail)
@@ -277,7 +290,7 @@ async def observe(
         if r in state.markers and item.status == RunStatus.FINISHED and r not in state.run_agents
     ]
     await ownership.read([*unknown, *agents_missing])
-    ownership.not_ours.save()
+    ownership.remember()
     runs = tuple(
         observed_run(item, state.markers.get(item.id), state.run_agents.get(item.id))
         for item in items.values()
@@ -301,8 +314,8 @@ async def observe(
         moved=dict(state.moved),
         legacy_owner=ownership.legacy_owner,
         legacy=frozenset(
-            tuple(ownership.not_ours.legacy[r].rpartition("@")[::2])
+            tuple(ownership.machine.legacy[r].rpartition("@")[::2])
             for r in listed
-            if ownership.legacy_owner and r in ownership.not_ours.legacy
+            if ownership.legacy_owner and r in ownership.machine.legacy
         ),
     )

@@ -15,7 +15,7 @@ from ..safe_paths import writable_path
 from ..settings import Project
 from ..specs.loader import LoadResult, discover, load_specs
 from .adoption import with_adoptions
-from .machine_cache import NotOursCache
+from .machine_cache import MachineCache
 from .observe import Ownership, observe
 from .render_inputs import templates_digest
 from .state import SpecRecord, State, load_state, save_state
@@ -47,12 +47,12 @@ class RepoSession:
     specs: LoadResult
     state: State
     adopted: tuple[str, ...] = ()
-    not_ours: NotOursCache | None = None  # None: remembered for this process only
+    machine: MachineCache | None = None  # None: remembered for this process only
     legacy_owner: str | None = None
     ownership: Ownership = field(init=False)
 
     def __post_init__(self) -> None:
-        cache = self.not_ours or NotOursCache.in_memory()
+        cache = self.machine or MachineCache.in_memory()
         self.ownership = Ownership(self.client, self.state, cache, self.owner, legacy_owner=self.legacy_owner)
 
     @property
@@ -106,10 +106,8 @@ async def open_session(
     client, platform, owner = connection.client, connection.platform, connection.owner
     workspace, identity = connection.workspace, connection.identity
     state = load_state(project.root / project.settings.state_file)
-    not_ours = NotOursCache.open(platform=platform, scope=workspace or identity or "", owner=owner)
+    machine = MachineCache.open(platform=platform, scope=workspace or identity or "", owner=owner)
     # earlier versions let a named workspace win over the repository identity as the owner
     legacy = workspace if workspace and not project.settings.owner and workspace != owner else None
     async with client:
-        yield RepoSession(
-            project, platform, owner, client, desired, specs, state, not_ours=not_ours, legacy_owner=legacy
-        )
+        yield RepoSession(project, platform, owner, client, desired, specs, state, machine=machine, legacy_owner=legacy)

@@ -4,15 +4,17 @@ saying a run is not ours may shape a plan, but it never lets apply submit a conf
 from __future__ import annotations
 
 import asyncio
+import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from reconciler.core.plan import ActionKind, plan
-from reconciler.core.world import Policy
+from reconciler.core.world import Observed, Policy
 from reconciler.engine.apply import Applier, ApplyReport
-from reconciler.engine.machine_cache import CACHE_DIR_ENV, NotOursCache
+from reconciler.engine.machine_cache import CACHE_DIR_ENV, MachineCache
 from reconciler.engine.session import RepoSession, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
@@ -36,8 +38,8 @@ def test_a_run_wrongly_cached_as_not_ours_is_adopted_not_submitted_again(
     project = load_project(tmp_path)
     desired, specs = load_desired(project)
 
-    def cache() -> NotOursCache:
-        return NotOursCache.open(platform="local", scope="neg", owner=OWNER)
+    def cache() -> MachineCache:
+        return MachineCache.open(platform="local", scope="neg", owner=OWNER)
 
     async def apply_once() -> tuple[list[str], ApplyReport]:
         client = OsmosisClient(
@@ -50,7 +52,7 @@ def test_a_run_wrongly_cached_as_not_ours_is_adopted_not_submitted_again(
         )
         async with client:
             # a cold checkout (no state file) on a machine whose cache is wrong
-            session = RepoSession(project, "local", OWNER, client, desired, specs, State(), not_ours=cache())
+            session = RepoSession(project, "local", OWNER, client, desired, specs, State(), machine=cache())
             observed = await session.observe()
             p = plan(desired, observed, ONLY_SMOKE)
             report = await Applier(session, observed).run(p)
@@ -58,11 +60,62 @@ def test_a_run_wrongly_cached_as_not_ours_is_adopted_not_submitted_again(
 
     (first,), _ = asyncio.run(apply_once())
     wrong = cache()
-    wrong.runs.add(first)
+    wrong.not_ours.add(first)
     wrong.save()
 
     runs, report = asyncio.run(apply_once())
     (result,) = report.results
     assert result.action.kind is ActionKind.SUBMIT  # the plan trusted the cache ...
     assert result.adopted and runs == [first]  # ... the submit did not
-    assert first not in cache().runs
+    assert first not in cache().not_ours
+
+
+def refusing_run_details(app: Any) -> Any:
+    """The platform, except that every run-detail request fails: what is learned must come from a cache."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and re.fullmatch(r"/api/cli/benchmark-runs/[^/]+", scope["path"]):
+            await send({"type": "http.response.start", "status": 503, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def test_a_second_plan_without_a_state_file_knows_our_runs_from_the_machine_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan never writes the state file, yet what it learned is not thrown away: a fresh checkout
+    on the same machine plans without reading any run it has seen before."""
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    (tmp_path / "reconciler.toml").write_text('workspace = "neg"\n')
+    app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
+    project = load_project(tmp_path)
+    desired, specs = load_desired(project)
+
+    async def observe(asgi: Any, machine: MachineCache, *, apply: bool = False) -> Observed:
+        client = OsmosisClient(
+            "http://local.osmosis",
+            token=None,
+            workspace="neg",
+            transport=AsgiTransport(asgi),
+            retry=RetryPolicy.disabled(),
+            allow_insecure=True,
+        )
+        async with client:
+            session = RepoSession(project, "local", OWNER, client, desired, specs, State(), machine=machine)
+            observed = await session.observe()
+            if apply:
+                await Applier(session, observed).run(plan(desired, observed, ONLY_SMOKE))
+            return observed
+
+    def cache() -> MachineCache:
+        return MachineCache.open(platform="local", scope="neg", owner=OWNER)
+
+    asyncio.run(observe(app, MachineCache.in_memory(), apply=True))  # submitted elsewhere
+    asyncio.run(observe(app, cache()))  # a plan here: reads the run once
+    again = asyncio.run(observe(refusing_run_details(app), cache()))  # a fresh checkout, same machine
+    assert [(r.marker.owner, r.marker.spec_id) for r in again.runs if r.marker] == [(OWNER, "tb-smoke")]
+    assert [a.kind for a in plan(desired, again, ONLY_SMOKE).actions] == [ActionKind.WAIT]

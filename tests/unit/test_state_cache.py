@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.core.identity import Marker
-from reconciler.engine.machine_cache import CACHE_DIR_ENV, NotOursCache
+from reconciler.engine.machine_cache import CACHE_DIR_ENV, MachineCache
 from reconciler.engine.state import load_state
 
 MARKER = {"owner": "acme/evals", "spec_id": "runs/a", "fingerprint": "0123456789abcdef"}
@@ -37,35 +37,74 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_runs_known_not_to_be_ours_are_remembered_per_platform_scope_and_owner(cache_dir: Path) -> None:
-    cache = NotOursCache.open(platform="https://p.example", scope="acme/evals", owner="acme/evals")
-    cache.runs.update({"r1", "r2"})
+    cache = MachineCache.open(platform="https://p.example", scope="acme/evals", owner="acme/evals")
+    cache.not_ours.update({"r1", "r2"})
     cache.save()
-    assert NotOursCache.open(platform="https://p.example", scope="acme/evals", owner="acme/evals").runs == {"r1", "r2"}
-    assert NotOursCache.open(platform="https://other.example", scope="acme/evals", owner="acme/evals").runs == set()
-    assert NotOursCache.open(platform="https://p.example", scope="acme/evals", owner="acme/other").runs == set()
+    assert MachineCache.open(platform="https://p.example", scope="acme/evals", owner="acme/evals").not_ours == {
+        "r1",
+        "r2",
+    }
+    assert MachineCache.open(platform="https://other.example", scope="acme/evals", owner="acme/evals").not_ours == set()
+    assert MachineCache.open(platform="https://p.example", scope="acme/evals", owner="acme/other").not_ours == set()
     assert list(cache_dir.iterdir()) == [cache.path]
 
 
 def test_an_unreadable_cache_is_an_empty_one(cache_dir: Path) -> None:
-    cache = NotOursCache.open(platform="p", scope="s", owner="o")
+    cache = MachineCache.open(platform="p", scope="s", owner="o")
     assert cache.path is not None
     cache_dir.mkdir(parents=True)
     cache.path.write_text("[" * 100_000)
-    assert NotOursCache.open(platform="p", scope="s", owner="o").runs == set()
+    assert MachineCache.open(platform="p", scope="s", owner="o").not_ours == set()
 
 
 def test_a_cache_that_cannot_be_written_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.setenv(CACHE_DIR_ENV, str(blocker / "cache"))
-    cache = NotOursCache.open(platform="p", scope="s", owner="o")
-    cache.runs.add("r1")
+    cache = MachineCache.open(platform="p", scope="s", owner="o")
+    cache.not_ours.add("r1")
     cache.save()  # no exception: the next plan simply asks the platform again
-    assert NotOursCache.open(platform="p", scope="s", owner="o").runs == set()
+    assert MachineCache.open(platform="p", scope="s", owner="o").not_ours == set()
 
 
 def test_without_an_explicit_directory_the_cache_follows_xdg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(CACHE_DIR_ENV)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    cache = NotOursCache.open(platform="p", scope="s", owner="o")
+    cache = MachineCache.open(platform="p", scope="s", owner="o")
     assert cache.path is not None and cache.path.parent == tmp_path / "xdg" / "reconciler"
+
+
+def test_markers_of_our_runs_are_remembered_beside_the_runs_that_are_not_ours(cache_dir: Path) -> None:
+    cache = MachineCache.open(platform="p", scope="s", owner="o")
+    cache.not_ours.add("r1")
+    cache.ours["r2"] = "runs/a@0123456789abcdef"
+    cache.save()
+    again = MachineCache.open(platform="p", scope="s", owner="o")
+    assert again.not_ours == {"r1"} and again.ours == {"r2": "runs/a@0123456789abcdef"}
+
+
+@pytest.mark.parametrize("entry", [None, 7, "no-at-sign", ["runs/a@f"]])
+def test_a_garbled_entry_of_ours_reads_as_unknown(cache_dir: Path, entry: object) -> None:
+    cache = MachineCache.open(platform="p", scope="s", owner="o")
+    assert cache.path is not None
+    cache_dir.mkdir(parents=True)
+    doc = {
+        "version": 2,
+        "platform": "p",
+        "scope": "s",
+        "owner": "o",
+        "not_ours": [],
+        "ours": {"r1": "a@f", "r2": entry},
+    }
+    cache.path.write_text(json.dumps(doc))
+    assert MachineCache.open(platform="p", scope="s", owner="o").ours == {"r1": "a@f"}
+
+
+def test_a_run_the_cache_calls_both_ours_and_not_ours_is_not_trusted_as_ours(cache_dir: Path) -> None:
+    cache = MachineCache.open(platform="p", scope="s", owner="o")
+    assert cache.path is not None
+    cache_dir.mkdir(parents=True)
+    doc = {"version": 2, "platform": "p", "scope": "s", "owner": "o", "not_ours": ["r1"], "ours": {"r1": "a@f"}}
+    cache.path.write_text(json.dumps(doc))
+    again = MachineCache.open(platform="p", scope="s", owner="o")
+    assert again.ours == {} and again.not_ours == {"r1"}
