@@ -7,8 +7,8 @@ it has never seen, once per machine, even though `plan` never writes the state f
 - `not_ours`: runs that carry no marker of ours. Before a submit these are not trusted
   (the look-up reads those runs from the platform again).
 - `ours`: the markers of our runs this machine has read (what `apply` would commit to the
-  state file). The state file wins where both know a run; a stop reads the marker from the
-  platform again whatever either says (engine/apply.py).
+  state file), and `agents`: what our finished runs ran. The state file wins where both know
+  a run; a stop reads the marker from the platform again whatever either says (engine/apply.py).
 
 Location: `$RECONCILER_CACHE_DIR`, else `$XDG_CACHE_HOME/reconciler`, else
 `~/.cache/reconciler`; one file per platform URL, scope and owner. An unreadable cache is
@@ -48,6 +48,7 @@ class MachineCache:
         not_ours: set[str],
         legacy: dict[str, str] | None = None,
         ours: dict[str, str] | None = None,
+        agents: dict[str, object] | None = None,
     ) -> None:
         self.path = path
         self.key = key
@@ -56,6 +57,8 @@ class MachineCache:
         self.legacy = legacy or {}
         # run id -> "<spec id>@<fingerprint>" of a run marked with `owner`
         self.ours = ours or {}
+        # run id -> `RunAgents` as JSON (validated where it is read: engine/observe.py)
+        self.agents = agents or {}
         self._saved = self._snapshot()
 
     @classmethod
@@ -70,8 +73,8 @@ class MachineCache:
         """A cache that lives as long as the process (nothing is read or written)."""
         return cls(None, {}, set())
 
-    def _snapshot(self) -> tuple[set[str], dict[str, str], dict[str, str]]:
-        return set(self.not_ours), dict(self.legacy), dict(self.ours)
+    def _snapshot(self) -> tuple[set[str], dict[str, str], dict[str, str], dict[str, object]]:
+        return set(self.not_ours), dict(self.legacy), dict(self.ours), dict(self.agents)
 
     def save(self) -> None:
         if self.path is None or self._snapshot() == self._saved:
@@ -82,6 +85,7 @@ class MachineCache:
             "not_ours": sorted(self.not_ours),
             "legacy": self.legacy,
             "ours": self.ours,
+            "agents": self.agents,
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -101,19 +105,24 @@ class MachineCache:
         self._saved = self._snapshot()
 
 
-def _read(path: Path, key: dict[str, str]) -> tuple[set[str], dict[str, str], dict[str, str]]:
+_Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object]]
+
+
+def _read(path: Path, key: dict[str, str]) -> _Entries:
     """What the file says, keeping only well-formed entries; anything else reads as an empty cache."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        return set(), {}, {}
+        return set(), {}, {}, {}
     if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION:
-        return set(), {}, {}
+        return set(), {}, {}, {}
     if any(doc.get(k) != v for k, v in key.items()):
-        return set(), {}, {}
-    runs, legacy, ours = doc.get("not_ours"), doc.get("legacy"), doc.get("ours")
+        return set(), {}, {}, {}
+    runs, legacy, ours, agents = doc.get("not_ours"), doc.get("legacy"), doc.get("ours"), doc.get("agents")
     not_ours = {r for r in runs if isinstance(r, str)} if isinstance(runs, list) else set()
-    return not_ours, _refs(legacy, not_ours.__contains__), _refs(ours, lambda r: r not in not_ours)
+    mine = _refs(ours, lambda r: r not in not_ours)
+    ran = {k: v for k, v in agents.items() if k in mine} if isinstance(agents, dict) else {}
+    return not_ours, _refs(legacy, not_ours.__contains__), mine, ran
 
 
 def _refs(value: object, keep: Callable[[str], bool]) -> dict[str, str]:

@@ -11,10 +11,13 @@ agents it ran, for require_smoke).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from ..core.cost import agent_key
 from ..core.identity import Marker, canonical_json, read_marker
@@ -164,11 +167,20 @@ class Ownership:
         for run_id, ref in machine.ours.items():
             spec_id, _, fingerprint = ref.rpartition("@")
             state.markers.setdefault(run_id, Marker(owner=owner, spec_id=spec_id, fingerprint=fingerprint))
+        for run_id, raw in machine.agents.items():
+            if run_id not in state.run_agents:
+                with contextlib.suppress(ValidationError):  # a garbled entry: read the run again
+                    state.run_agents[run_id] = RunAgents.model_validate(raw)
 
     def remember(self) -> None:
         """Keep what this process learned for the next one on this machine (engine/machine_cache.py)."""
         self.machine.ours = {
             run_id: f"{m.spec_id}@{m.fingerprint}" for run_id, m in self.state.markers.items() if m.owner == self.owner
+        }
+        self.machine.agents = {
+            run_id: ran.model_dump(mode="json")
+            for run_id, ran in self.state.run_agents.items()
+            if run_id in self.machine.ours
         }
         self.machine.save()
 

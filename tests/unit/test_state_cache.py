@@ -9,8 +9,12 @@ from pathlib import Path
 import pytest
 
 from reconciler.core.identity import Marker
+from reconciler.core.world import RunAgents
 from reconciler.engine.machine_cache import CACHE_DIR_ENV, MachineCache
-from reconciler.engine.state import load_state
+from reconciler.engine.observe import Ownership
+from reconciler.engine.state import State, load_state
+from reconciler.osmosis.client import OsmosisClient
+from tests.fake_transport import FakeTransport, reply
 
 MARKER = {"owner": "acme/evals", "spec_id": "runs/a", "fingerprint": "0123456789abcdef"}
 
@@ -108,3 +112,15 @@ def test_a_run_the_cache_calls_both_ours_and_not_ours_is_not_trusted_as_ours(cac
     cache.path.write_text(json.dumps(doc))
     again = MachineCache.open(platform="p", scope="s", owner="o")
     assert again.ours == {} and again.not_ours == {"r1"}
+
+
+def test_what_our_finished_runs_ran_is_remembered_and_a_garbled_entry_is_read_again(cache_dir: Path) -> None:
+    cache = MachineCache.open(platform="p", scope="s", owner="acme/evals")
+    cache.ours = {"r1": "runs/a@0123456789abcdef", "r2": "runs/b@0123456789abcdef"}
+    cache.agents = {"r1": {"selection": False, "agents": [["codex", "gpt-5.2"]]}, "r2": {"selection": "x"}}
+    cache.save()
+    state = State()
+    client = OsmosisClient("https://p.example", token="t", workspace="s", transport=FakeTransport(lambda _: reply(500)))
+    Ownership(client, state, MachineCache.open(platform="p", scope="s", owner="acme/evals"), "acme/evals")
+    assert state.run_agents == {"r1": RunAgents(selection=False, agents=(("codex", "gpt-5.2"),))}
+    assert set(state.markers) == {"r1", "r2"}
