@@ -133,14 +133,19 @@ def test_the_distribution_has_a_name_of_its_own_and_this_version() -> None:
     assert DISTRIBUTION["scripts"] == {"reconciler": "reconciler.cli:main"}
 
 
-def test_everything_scaffolded_installs_exactly_this_distribution_and_version(scaffolded: Path) -> None:
+def installed_requirements(root: Path) -> set[str]:
+    """Every `...reconciler==VERSION` the scaffold in `root` installs; fails on a bare `reconciler` install."""
     requirement = re.compile(r"[\w.-]*reconciler==[^\s\"']+")
     found = set()
     for rel in SCAFFOLDED:
-        text = (scaffolded / rel).read_text()
+        text = (root / rel).read_text()
         found |= {m.replace("${RECONCILER_VERSION}", "$RECONCILER_VERSION") for m in requirement.findall(text)}
         assert not re.search(r"pip install[^\n]*[\s\"']reconciler[\s\"=]", text), rel
-    assert found == {"osmosis-reconciler==$RECONCILER_VERSION"}
+    return found
+
+
+def test_everything_scaffolded_installs_exactly_this_distribution_and_version(scaffolded: Path) -> None:
+    assert installed_requirements(scaffolded) == {"osmosis-reconciler==$RECONCILER_VERSION"}
     action = yaml.safe_load((scaffolded / ".github/actions/reconcile/action.yml").read_text())
     assert action["inputs"]["reconciler-version"]["default"] == __version__
 
@@ -182,6 +187,10 @@ def test_init_sharded_writes_the_matrix_variant_in_place_of_the_single_job(shard
     assert list(jobs) == ["shards", "reconcile", "commit"]
     assert jobs["reconcile"]["strategy"]["matrix"] == "${{ fromJSON(needs.shards.outputs.matrix) }}"
     assert "@RECONCILER_VERSION@" not in (sharded / ".github/workflows/reconcile.yml").read_text()
+
+
+def test_the_sharded_scaffold_installs_exactly_this_distribution_and_version(sharded: Path) -> None:
+    assert installed_requirements(sharded) == {"osmosis-reconciler==$RECONCILER_VERSION"}
 
 
 def test_the_sharded_scaffold_passes_actionlint(sharded: Path) -> None:
