@@ -30,7 +30,9 @@ from ..specs.rules import BenchmarkFacts, TaskInfo
 from .machine_cache import MachineCache
 from .state import State
 
-DETAIL_CONCURRENCY = 16
+# run-detail reads in flight: a cold plan of 10,000 runs at 20 ms latency took 21.3 s at 16,
+# 13.4 s at 32 (tests/perf/bench_plan.py); the platform answers 429 with Retry-After if it must
+DETAIL_CONCURRENCY = 32
 LOOKUP_PAGE_LIMIT = 50
 
 

@@ -3,13 +3,16 @@
     .venv/bin/python -m tests.perf.bench_plan [--latency-ms 20] [--sizes 100,1000,10000]
 
 For each size it seeds a fresh platform database in-process (1,000 owned runs at most, the
-rest unmanaged), serves it with `reconciler platform serve --latency-ms 20` on 127.0.0.1,
-and runs `reconciler plan --format json` in a child process three times: cold (no state file
-and no per-machine cache, so every run's marker is read once), warm (the state file caches
-our markers, the per-machine cache the runs that are not ours), and cold again (the state
-file deleted, as in a fresh checkout on the same machine: only our runs are read again).
-It prints wall time, HTTP requests and the child's peak RSS. The claim under test: cost
-grows with pages of runs, not with specs × runs.
+rest someone else's), serves it with `reconciler platform serve --latency-ms 20` on
+127.0.0.1, and runs `reconciler plan --format json` in a child process, the way a user does
+(the child only wraps the HTTP transport to count requests). Three plans, in order:
+- cold: no state file, empty per-machine cache: every run's marker is read once;
+- again: still no state file (a fresh checkout on the same machine): the per-machine cache
+  knows every run the first plan read, so only the listing is paid;
+- warm: the state file an apply would commit (written by the bench, not timed) plus the cache.
+It prints whole-process wall time (interpreter start to exit), HTTP requests, the child's
+CPU seconds, the server's CPU seconds over the same plan, and the child's peak RSS. The
+claim under test: cost grows with pages of runs, not with specs x runs.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ SPECS = 1000
 OWNER = "perf/bench"
 
 CHILD = r"""
-import asyncio, json, resource, sys, time
+import contextlib, io, json, resource, sys
 from reconciler.osmosis.aiohttp_transport import AiohttpTransport
 count = 0
 original = AiohttpTransport.send
@@ -38,26 +41,30 @@ async def counting(self, request):
     count += 1
     return await original(self, request)
 AiohttpTransport.send = counting
+from reconciler.cli import main
+out = io.StringIO()
+code = 0
+with contextlib.redirect_stdout(out):
+    try:
+        main(["plan", "--format", "json"])
+    except SystemExit as stop:
+        code = stop.code
+usage = resource.getrusage(resource.RUSAGE_SELF)
+doc = json.loads(out.getvalue())
+print(json.dumps({"code": code, "requests": count, "cpu": usage.ru_utime + usage.ru_stime,
+                  "rss_mib": usage.ru_maxrss / 1024, "plan": doc}))
+"""
+
+SAVE_STATE = r"""
+import asyncio, sys
 from pathlib import Path
-from reconciler.settings import load_project
-from reconciler.engine.operations import make_plan
 from reconciler.engine.session import open_session
-from reconciler.engine.state import save_state
-started = time.perf_counter()
-project = load_project(Path(sys.argv[1]))
+from reconciler.settings import load_project
 async def go():
-    async with open_session(project) as session:
-        observed = await session.observe()
-        from reconciler.core.plan import plan
-        from reconciler.core.world import Policy
-        p = plan(session.desired, observed, Policy())
-        if sys.argv[2] == "save":
-            session.save_state()
-        return p
-p = asyncio.run(go())
-wall = time.perf_counter() - started
-print(json.dumps({"wall": wall, "requests": count, "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "actions": len(p.actions), "counts": p.counts()}))
+    async with open_session(load_project(Path(sys.argv[1]))) as session:
+        await session.observe()
+        session.save_state()
+asyncio.run(go())
 """
 
 
@@ -120,20 +127,43 @@ def serve(db: Path, latency_ms: float) -> tuple[subprocess.Popen[str], str]:
     return proc, match.group(1)
 
 
-def run_child(repo: Path, url: str, mode: str) -> dict[str, Any]:
-    env = {
+def env_for(repo: Path, url: str) -> dict[str, str]:
+    return {
         **os.environ,
         "OSMOSIS_PLATFORM_URL": url,
         "OSMOSIS_TOKEN": "perf",
         "RECONCILER_CACHE_DIR": str(repo.parent / "machine-cache"),
     }
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_child(repo: Path, url: str, server: int) -> dict[str, Any]:
+    served = cpu_seconds(server)
+    started = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(repo), mode], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", CHILD], cwd=repo, env=env_for(repo, url), capture_output=True, text=True, check=False
     )
-    if out.returncode != 0:
+    wall = time.perf_counter() - started
+    lines = out.stdout.strip().splitlines()
+    if not lines:
         raise SystemExit(out.stderr)
-    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    result: dict[str, Any] = json.loads(lines[-1])
+    if result["code"] not in (0, None):
+        raise SystemExit(f"plan exited {result['code']}: {out.stderr}")
+    return {**result, "wall": wall, "server_cpu": cpu_seconds(server) - served}
+
+
+def save_state(repo: Path, url: str) -> None:
+    """The state file an apply would have committed (markers of our runs), written outside the timing."""
+    subprocess.run([sys.executable, "-c", SAVE_STATE, str(repo)], env=env_for(repo, url), check=True)
+
+
+def counts(result: dict[str, Any]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in sorted(result["plan"]["counts"].items()))
 
 
 def main() -> None:
@@ -143,7 +173,7 @@ def main() -> None:
     args = parser.parse_args()
     tasks = task_names()
     print(f"plan for {SPECS} run specs, {args.latency_ms:g} ms added latency per request, on {os.cpu_count()} cores")
-    print(f"{'runs':>6} {'cache':>5} {'wall s':>7} {'requests':>8} {'peak MiB':>8}  plan")
+    print(f"{'runs':>6} {'plan':>5} {'wall s':>7} {'requests':>8} {'cpu s':>6} {'srv cpu':>7} {'peak MiB':>8}  actions")
     for size in [int(s) for s in args.sizes.split(",")]:
         with tempfile.TemporaryDirectory() as tmp:
             repo = Path(tmp) / "repo"
@@ -157,12 +187,15 @@ def main() -> None:
             seeded = time.perf_counter() - t0
             proc, url = serve(db, args.latency_ms)
             try:
-                for mode, label in (("save", "cold"), ("keep", "warm"), ("save", "cold2")):
-                    if label == "cold2":
-                        (repo / ".reconciler/state.json").unlink()
-                    r = run_child(repo, url, mode)
-                    counts = ", ".join(f"{v} {k}" for k, v in sorted(r["counts"].items()))
-                    print(f"{size:>6} {label:>5} {r['wall']:>7.2f} {r['requests']:>8} {r['rss_mib']:>8.1f}  {counts}")
+                for label in ("cold", "again", "warm"):
+                    if label == "warm":
+                        save_state(repo, url)
+                    r = run_child(repo, url, proc.pid)
+                    print(
+                        f"{size:>6} {label:>5} {r['wall']:>7.2f} {r['requests']:>8} {r['cpu']:>6.2f}"
+                        f" {r['server_cpu']:>7.2f} {r['rss_mib']:>8.1f}  {counts(r)}",
+                        flush=True,
+                    )
             finally:
                 proc.terminate()
                 proc.wait()
