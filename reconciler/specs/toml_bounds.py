@@ -48,6 +48,16 @@ def check_depth(text: str, limit: int = MAX_DEPTH) -> BoundExceeded | None:
     Depth counts what the parsed document would nest: the parts of a table header, then the
     parts of a dotted key under it, then one level per array or inline table around a value.
     """
+    # every level past a key's first part is a `.`, `[` or `{` somewhere in the text (the
+    # header's first part is its `[`): a document with fewer of them cannot go deeper, and
+    # counting three characters costs about a microsecond where the scan costs 30-50
+    if text.count(".") + text.count("[") + text.count("{") + 1 <= limit:
+        return None
+    return scan_depth(text, limit)
+
+
+def scan_depth(text: str, limit: int = MAX_DEPTH) -> BoundExceeded | None:
+    """`check_depth` by a full scan of the tokens, without the shortcut for small documents."""
     # Each open `[`/`{` of a value remembers the depth its contents start at and whether
     # its contents are keys (inline table) or values (array).
     stack: list[tuple[int, bool]] = []

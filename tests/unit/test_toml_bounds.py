@@ -10,7 +10,7 @@ import tomlkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.specs.toml_bounds import check_depth
+from reconciler.specs.toml_bounds import check_depth, scan_depth
 
 # Keys and strings full of the characters the scanner must not mistake for structure.
 _TEXT = st.text(alphabet="ab.[]{}=,#\"'\\ \n", max_size=8)
@@ -75,3 +75,9 @@ def test_dotted_keys_count_one_level_per_part_under_their_table() -> None:
 def test_dots_inside_values_and_comments_do_not_count() -> None:
     text = 'a = 1.5 # x.y.z.w\nb = "p.q.r.s"\nc = 1979-05-27T07:32:00.999\n'
     assert check_depth(text, limit=1) is None
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="ab.[]{}=,#\"'\\ \n", max_size=40), st.integers(min_value=0, max_value=12))
+def test_the_shortcut_for_small_documents_agrees_with_the_full_scan(text: str, limit: int) -> None:
+    assert check_depth(text, limit) == scan_depth(text, limit)
