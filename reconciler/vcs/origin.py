@@ -61,7 +61,8 @@ def github_identity(root: Path) -> str | None:
     runs `git version` on import), which every plan would pay. Reading one file skips git's
     repository ownership check ("dubious ownership"), as GitPython's reader did.
     """
-    config = _repository_config(Path(root).absolute())
+    start = Path(root).absolute()
+    config = _repository_config(start) if start.exists() else None
     if config is None:
         return None
     try:

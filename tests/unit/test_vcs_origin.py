@@ -109,3 +109,8 @@ def test_github_identity_is_none_without_a_git_executable(tmp_path: Path, monkey
     root = repo(tmp_path / "r", "https://github.com/acme/evals")
     monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
     assert github_identity(root) is None
+
+
+def test_github_identity_is_none_for_a_missing_directory_inside_a_repository(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r", "https://github.com/acme/evals")
+    assert github_identity(root / "nowhere") is None
