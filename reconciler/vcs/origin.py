@@ -57,8 +57,8 @@ def github_identity(root: Path) -> str | None:
     (not a git repository, no `origin`, an origin that is not on github.com, or no git).
 
     The URL is read from the repository's own config file (and the files it includes) with
-    `git config --file`: git's own parser, without importing GitPython (about 40 ms, and it
-    runs `git version` on import), which every plan would pay. Reading one file skips git's
+    `git config --file`: git's own parser, without importing GitPython, which cost every plan
+    about 40 ms of imports and ran `git version` itself. Reading one file skips git's
     repository ownership check ("dubious ownership"), as GitPython's reader did.
     """
     start = Path(root).absolute()
