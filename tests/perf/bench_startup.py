@@ -1,6 +1,6 @@
 """What `reconciler` costs before it does any work: `--help`, the imports of `plan`, and a small plan.
 
-    .venv/bin/python -m tests.perf.bench_startup [--runs 20] [--venv DIR [--reuse]]
+    .venv/bin/python -m tests.perf.bench_startup [--runs 20] [--venv DIR [--reuse]] [--baseline DIR]
 
 It measures a regular (non-editable) install, as users get it: the checkout's working tree
 (tracked and untracked files, not the ignored ones) is copied to a temporary directory and
@@ -12,10 +12,14 @@ measures whatever was installed there last). Then it prints:
     --help      wall of `reconciler --help` over --runs runs after one warm-up: median, min, max
     imports     `python -X importtime` on the console script running `reconciler plan` in a fresh
                 clone of this repository (its example specs, `platform = "local"`, in process):
-                the sum of the top-level cumulative column, median over 5 fresh clones; then the
+                the sum of the top-level cumulative column, median over 9 fresh clones; then the
                 wall of importing the same top-level modules in that order without importtime
     plan 50     wall of `reconciler plan --format json` on a generated repository of 50 run specs
-                (bench_plan's specs) against the local platform, median over 5 runs after a warm-up
+                (bench_plan's specs) against the local platform, median over 9 runs after a warm-up
+
+`--baseline DIR` measures a second install (say, of the main branch: `--venv DIR` once from
+that checkout) in the same loops, each run of one followed by the same run of the other, so both
+see the same load: on a shared machine the figures swing by a third from one minute to the next.
 
 Figures only: they depend on the machine and on what else runs on it, so nothing is asserted.
 """
@@ -36,9 +40,9 @@ from pathlib import Path
 from tests.perf.bench_plan import spec_text, task_names
 
 CHECKOUT = Path(__file__).resolve().parents[2]
-CLONES = 5
+CLONES = 9
 PLAN_SPECS = 50
-PLAN_RUNS = 5
+PLAN_RUNS = 9
 # "import time:      self |  cumulative | <2 spaces per level>name"; top level has no extra indent
 _IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)$")
 
@@ -65,12 +69,6 @@ def timed(cmd: Sequence[str], cwd: Path) -> float:
     started = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
     return time.perf_counter() - started
-
-
-def help_walls(venv: Path, runs: int, cwd: Path) -> list[float]:
-    cmd = [str(venv / "bin/reconciler"), "--help"]
-    timed(cmd, cwd)  # warm-up: the page cache, not the measurement
-    return [timed(cmd, cwd) for _ in range(runs)]
 
 
 def top_level_imports(stderr: str) -> list[tuple[str, int]]:
@@ -128,17 +126,19 @@ def plan_repo(root: Path) -> Path:
     return root
 
 
-def plan_walls(venv: Path, repo: Path) -> list[float]:
-    cmd = [str(venv / "bin/reconciler"), "plan", "--format", "json"]
-    subprocess.run(cmd, cwd=repo, capture_output=True, check=False)  # warm-up; creates the local platform's database
-    walls = []
-    for _ in range(PLAN_RUNS):
-        started = time.perf_counter()
-        out = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, check=False)
-        walls.append(time.perf_counter() - started)
-        if out.returncode not in (0, 2):
-            raise SystemExit(f"reconciler plan failed in {repo}:\n{out.stderr[-2000:]}")
-    return walls
+def plan_wall(venv: Path, repo: Path) -> float:
+    started = time.perf_counter()
+    out = subprocess.run(
+        [str(venv / "bin/reconciler"), "plan", "--format", "json"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    if out.returncode not in (0, 2):
+        raise SystemExit(f"reconciler plan failed in {repo}:\n{out.stderr[-2000:]}")
+    return wall
 
 
 def ms(seconds: float) -> str:
@@ -150,6 +150,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20, help="runs of `reconciler --help` (default 20)")
     parser.add_argument("--venv", type=Path, help="build the install here (default: a temporary directory)")
     parser.add_argument("--reuse", action="store_true", help="measure the install already in --venv; no rebuild")
+    parser.add_argument("--baseline", type=Path, help="an install to measure alongside, run for run")
     args = parser.parse_args()
     if args.reuse and args.venv is None:
         parser.error("--reuse needs --venv DIR")
@@ -160,32 +161,56 @@ def main() -> None:
             started = time.perf_counter()
             build(venv)
             print(f"installed the working tree into {venv} in {time.perf_counter() - started:.0f}s")
-        elif not (venv / "bin/reconciler").exists():
-            raise SystemExit(f"no reconciler installed in {venv}; drop --reuse to build it")
+        installs = {"this": venv}
+        if args.baseline is not None:
+            installs["baseline"] = args.baseline.resolve()
+        for install in installs.values():
+            if not (install / "bin/reconciler").exists():
+                raise SystemExit(f"no reconciler installed in {install}")
+        width = max(map(len, installs))
 
-        walls = help_walls(venv, args.runs, work)
-        print(
-            f"--help   median {ms(statistics.median(walls))}, min {ms(min(walls))}, max {ms(max(walls))}"
-            f" over {args.runs} runs"
-        )
+        helps: dict[str, list[float]] = {name: [] for name in installs}
+        for install in installs.values():
+            timed([str(install / "bin/reconciler"), "--help"], work)  # warm-up: the page cache, not the measurement
+        for _ in range(args.runs):
+            for name, install in installs.items():
+                helps[name].append(timed([str(install / "bin/reconciler"), "--help"], work))
+        for name, walls in helps.items():
+            print(
+                f"{name:<{width}}  --help   median {ms(statistics.median(walls))}, min {ms(min(walls))},"
+                f" max {ms(max(walls))} over {args.runs} runs"
+            )
 
-        sums, modules = [], []
+        sums: dict[str, list[int]] = {name: [] for name in installs}
+        modules: dict[str, list[str]] = {}
         for _ in range(CLONES):
-            imports = plan_importtime(venv, work)
-            sums.append(sum(us for _, us in imports))
-            modules = [name for name, _ in imports]
-        import_walls = [import_wall(venv, modules, work) for _ in range(CLONES)]
-        print(
-            f"imports  plan under -X importtime: median {statistics.median(sums) / 1e6:.3f} s"
-            f" (min {min(sums) / 1e6:.3f}) over {CLONES} fresh clones;"
-            f" the same {len(modules)} top-level imports without it: median {ms(statistics.median(import_walls))}"
-        )
+            for name, install in installs.items():
+                imports = plan_importtime(install, work)
+                sums[name].append(sum(us for _, us in imports))
+                modules[name] = [module for module, _ in imports]
+        import_walls: dict[str, list[float]] = {name: [] for name in installs}
+        for _ in range(CLONES):
+            for name, install in installs.items():
+                import_walls[name].append(import_wall(install, modules[name], work))
+        for name in installs:
+            print(
+                f"{name:<{width}}  imports  plan under -X importtime: median {statistics.median(sums[name]) / 1e6:.3f} s"
+                f" (min {min(sums[name]) / 1e6:.3f}) over {CLONES} fresh clones; the same {len(modules[name])}"
+                f" top-level imports without it: median {ms(statistics.median(import_walls[name]))}"
+            )
 
-        walls = plan_walls(venv, plan_repo(work / "plan50"))
-        print(
-            f"plan 50  median {ms(statistics.median(walls))}, min {ms(min(walls))} over {PLAN_RUNS} runs"
-            f" ({PLAN_SPECS} run specs, local platform, --format json)"
-        )
+        repo = plan_repo(work / "plan50")
+        plans: dict[str, list[float]] = {name: [] for name in installs}
+        for install in installs.values():
+            plan_wall(install, repo)  # warm-up; the first creates the local platform's database
+        for _ in range(PLAN_RUNS):
+            for name, install in installs.items():
+                plans[name].append(plan_wall(install, repo))
+        for name, walls in plans.items():
+            print(
+                f"{name:<{width}}  plan 50  median {ms(statistics.median(walls))}, min {ms(min(walls))}"
+                f" over {PLAN_RUNS} runs ({PLAN_SPECS} run specs, local platform, --format json)"
+            )
 
 
 if __name__ == "__main__":
