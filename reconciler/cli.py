@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -163,6 +162,8 @@ def main(argv: list[str] | None = None) -> Any:
         fail(ExitCode.INTERRUPTED, "interrupted")
     except Exception as exc:  # anything else is a bug: say so, briefly
         if os.environ.get("RECONCILER_DEBUG"):
+            import traceback  # here, not at the top: every command would pay for it
+
             traceback.print_exc()
         message = f"internal error: {type(exc).__name__}: {exc}"
         click.echo(f"{message}\nthis is a bug in reconciler; rerun with RECONCILER_DEBUG=1 for the traceback", err=True)

@@ -79,7 +79,8 @@ Outcomes: TypeAlias = Mapping[str, Sequence[bool]]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    # defer_build: built when first scored; `plan` on the local platform imports these through it but rarely scores
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, defer_build=True)
 
 
 class Interval(_Frozen):

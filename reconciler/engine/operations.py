@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.plan import Plan, plan
-from ..core.status import StatusRow, rows_for
 from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
 from ..files import write_atomic
 from ..settings import Project
-from .apply import Applier, ApplyReport, Downloader, Renderer
-from .progress import Confirm
 from .session import RepoSession, open_session
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # apply's and status's modules load when those run: `plan` should not pay for them
+    from ..core.status import StatusRow
+    from .apply import ApplyReport, Downloader, Renderer
+    from .progress import Confirm
     from .rendering import RenderOutcome
 
 PLAN_FILE_VERSION = 1
@@ -196,6 +196,8 @@ async def apply_plan(
             return ApplyResult(result, None)
         if not confirm(result.plan):
             return ApplyResult(result, None)
+        from .apply import Applier
+
         applier = Applier(
             session,
             result.observed,
@@ -217,6 +219,8 @@ async def apply_plan(
 
 
 def status_rows(result: PlanResult, owner: str) -> list[StatusRow]:
+    from ..core.status import rows_for
+
     return rows_for(result.plan, result.observed, owner)
 
 

@@ -65,7 +65,9 @@ EmptyIfNone = Annotated[tuple[T, ...], BeforeValidator(_default_if_none(()))]
 
 
 class WireModel(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore", coerce_numbers_to_str=True)
+    # defer_build: a model's validator is built when it first parses an answer, not on import;
+    # a command reads a few of these models, and building all of them cost every command ~20 ms
+    model_config = ConfigDict(frozen=True, extra="ignore", coerce_numbers_to_str=True, defer_build=True)
 
 
 # --- benchmarks (§2.1, §2.2) ---

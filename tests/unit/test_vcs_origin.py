@@ -82,3 +82,35 @@ def test_github_identity_is_none_outside_a_repository(tmp_path: Path) -> None:
 
 def test_github_identity_is_none_for_a_missing_directory(tmp_path: Path) -> None:
     assert github_identity(tmp_path / "nowhere") is None
+
+
+def test_github_identity_of_a_linked_worktree_is_its_main_repositorys(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r", "https://github.com/acme/evals")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "first")
+    git(root, "worktree", "add", "-q", str(tmp_path / "wt"))
+    assert github_identity(tmp_path / "wt") == "acme/evals"
+
+
+def test_github_identity_follows_config_includes(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r", None)
+    (tmp_path / "shared.gitconfig").write_text('[remote "origin"]\n\turl = git@github.com:acme/evals.git\n')
+    git(root, "config", "include.path", str(tmp_path / "shared.gitconfig"))
+    assert github_identity(root) == "acme/evals"
+
+
+def test_github_identity_is_none_under_a_git_file_that_names_no_repository(tmp_path: Path) -> None:
+    repo(tmp_path / "r", "https://github.com/acme/evals")
+    (tmp_path / "r" / "sub").mkdir()
+    (tmp_path / "r" / "sub" / ".git").write_text("gitdir: ../nowhere\n")
+    assert github_identity(tmp_path / "r" / "sub") is None
+
+
+def test_github_identity_is_none_without_a_git_executable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = repo(tmp_path / "r", "https://github.com/acme/evals")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    assert github_identity(root) is None
+
+
+def test_github_identity_is_none_for_a_missing_directory_inside_a_repository(tmp_path: Path) -> None:
+    root = repo(tmp_path / "r", "https://github.com/acme/evals")
+    assert github_identity(root / "nowhere") is None
