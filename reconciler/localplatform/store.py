@@ -125,6 +125,8 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._memo: OrderedDict[tuple[object, ...], object] = OrderedDict()
         self._listed: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+        # (connection, workspace, benchmark) -> ((data_version, total_changes), run count)
+        self.counts: dict[tuple[int, int, str | None], tuple[tuple[int, int], int]] = {}
         self._lock = threading.Lock()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -152,6 +154,7 @@ class Store:
         for conn in connections:
             conn.close()
         self._local = threading.local()
+        self.counts.clear()  # keyed by connection: a new one may reuse a closed one's id
 
     def memo(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
         """`compute()` once per key for immutable facts (a finished run's scores), kept LRU."""
@@ -352,13 +355,18 @@ class StoreSession:
         )
 
     def runs(self, ws: Workspace, *, benchmark_id: str | None = None, limit: int = -1, offset: int = 0) -> list[RunRow]:
-        """Newest first."""
+        """Newest first.
+
+        The offset is walked in the index alone (the sub-select reads only `seq`), then the page's
+        rows are read from where it lands: OFFSET on the full rows read every skipped row."""
         where, args = "workspace_id = ?", list[int | str]([ws.id])
         if benchmark_id is not None:
             where += " AND benchmark_id = ?"
             args.append(benchmark_id)
         rows = self.conn.execute(
-            f"SELECT {_RUN_COLUMNS} FROM runs WHERE {where} ORDER BY seq DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+            f"SELECT {_RUN_COLUMNS} FROM runs WHERE {where} AND seq <= "
+            f"(SELECT seq FROM runs WHERE {where} ORDER BY seq DESC LIMIT 1 OFFSET ?) ORDER BY seq DESC LIMIT ?",
+            (*args, *args, offset, limit),
         ).fetchall()
         return [RunRow(*r) for r in rows]
 
@@ -388,6 +396,18 @@ class StoreSession:
         return [RunRow(*r) for r in rows]
 
     def count_runs(self, ws: Workspace, *, benchmark_id: str | None = None) -> int:
+        """How many runs; remembered until the database changes (every list page asks)."""
+        # data_version moves when another connection commits, total_changes when this one writes
+        version = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+        key = (id(self.conn), ws.id, benchmark_id)
+        known = self.store.counts.get(key)
+        if known is not None and known[0] == version:
+            return known[1]
+        count = self._count_runs(ws, benchmark_id)
+        self.store.counts[key] = (version, count)
+        return count
+
+    def _count_runs(self, ws: Workspace, benchmark_id: str | None) -> int:
         if benchmark_id is None:
             row = self.conn.execute("SELECT COUNT(*) FROM runs WHERE workspace_id = ?", (ws.id,)).fetchone()
         else:

@@ -327,3 +327,28 @@ def test_serve_prints_its_url_and_exits_0_on_a_signal(tmp_path: Path, sig: signa
             proc.wait()
         assert proc.stdout is not None
         proc.stdout.close()
+
+
+def test_a_run_listing_counts_runs_another_process_submitted_since(tmp_path: Path) -> None:
+    """The run count is remembered between list pages; a submit through another connection to
+    the same database file (another `platform serve`, a local plan) still shows at once."""
+    here, there = Local(tmp_path / "db.sqlite3"), Local(tmp_path / "db.sqlite3")
+    try:
+        here.submit(body())
+        assert here.client.get(f"{API}/benchmark-runs").json()["total_count"] == 1
+        there.submit(body())
+        listed = here.client.get(f"{API}/benchmark-runs").json()
+        assert listed["total_count"] == 2 and len(listed["benchmark_runs"]) == 2
+        here.submit(body())
+        assert here.client.get(f"{API}/benchmark-runs", params={"offset": 2}).json()["total_count"] == 3
+    finally:
+        here.close()
+        there.close()
+
+
+def test_run_pages_follow_one_another_without_gaps_or_repeats(local: Local) -> None:
+    ids = [local.submit(body()) for _ in range(7)]
+    pages = [local.client.get(f"{API}/benchmark-runs", params={"limit": 3, "offset": o}).json() for o in (0, 3, 6, 9)]
+    listed = [r["id"] for page in pages for r in page["benchmark_runs"]]
+    assert listed == ids[::-1]
+    assert [p["next_offset"] for p in pages] == [3, 6, None, None]

@@ -128,8 +128,11 @@ def serve(db: Path, latency_ms: float) -> tuple[subprocess.Popen[str], str]:
 
 
 def env_for(repo: Path, url: str) -> dict[str, str]:
+    # a user's interpreter keeps compiled bytecode; without it every plan would pay for
+    # compiling the package again (the first, cold plan writes it)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     return {
-        **os.environ,
+        **env,
         "OSMOSIS_PLATFORM_URL": url,
         "OSMOSIS_TOKEN": "perf",
         "RECONCILER_CACHE_DIR": str(repo.parent / "machine-cache"),
