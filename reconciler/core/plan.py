@@ -192,6 +192,7 @@ class _Planner:
         self.observed = observed
         self.policy = policy
         self.fingerprints = {d.spec.id: d.fingerprint for d in desired.runs}
+        self.configs = set(self.fingerprints.values())
         owned = [r for r in observed.runs if r.marker is not None and r.marker.owner == observed.owner]
         self.unmanaged = observed.listed - len(owned)
         self.owned: dict[str, list[ObservedRun]] = {}
@@ -220,11 +221,15 @@ class _Planner:
         recorded move counts only while it still holds (old spec gone, new spec present), so a
         hand-edited entry can never hide a run from the spec that made it. The new spec's config
         may have changed since the move: the run is then its older config (replaced, queued or
-        protected as the spec says), never an orphan running beside the new one."""
+        protected as the spec says), never an orphan running beside the new one; unless another
+        spec now has the run's exact config, which inherits it instead (so an entry edited to
+        point elsewhere can never make that spec submit the config again)."""
         assert run.marker is not None
         target = self.observed.moved.get(run.id)
         if target is not None and run.marker.spec_id not in self.fingerprints and target in self.fingerprints:
-            return target
+            fp = run.marker.fingerprint
+            if self.fingerprints[target] == fp or fp not in self.configs:
+                return target
         return run.marker.spec_id
 
     def _renamed_specs(self) -> dict[str, _Move]:

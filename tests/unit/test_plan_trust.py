@@ -98,6 +98,20 @@ def test_a_renamed_protected_spec_edited_after_its_move_is_blocked_not_submitted
     assert p.paid_attempts == 0
 
 
+def test_a_recorded_move_to_a_spec_of_another_config_never_makes_the_renamed_spec_submit_again() -> None:
+    """A state file edited by hand (or merged wrongly) moves a run to a spec of another config
+    while the spec that now has the run's exact config has no run: that spec inherits the run."""
+    renamed, other = spec(SMOKE, "runs/renamed"), spec(FULL, "runs/other")
+    live = run("runs/old", renamed.fingerprint, "running", "r1")
+    p = plan(Desired(runs=(other, renamed)), observed(live, moved={"r1": "runs/other"}))
+    assert [(a.kind.value, a.spec_id, a.run_id) for a in p.actions if a.spec_id == "runs/renamed"] == [
+        ("moved", "runs/renamed", "r1"),
+        ("wait", "runs/renamed", "r1"),
+    ]
+    assert [a.kind.value for a in p.actions if a.spec_id == "runs/other"] == ["submit"]
+    assert not any(a.run_id == "r1" and a.kind.value in ("stop", "replace") for a in p.actions)
+
+
 def test_a_changed_config_under_a_new_name_is_a_new_spec_and_the_old_run_an_orphan() -> None:
     d = spec(SMOKE, "runs/new")
     p = plan(Desired(runs=(d,)), observed(run("runs/old", "0" * 16, "running", "r1")))
