@@ -7,13 +7,15 @@
     ├── PlatformError               the Osmosis platform answered with an error (reconciler.osmosis.errors)
     ├── StalePlanError              a saved plan no longer matches specs or platform state
     ├── LockedError                 another reconciler holds the repository lock
-    └── PartialFailure              some actions failed; the report says which
+    ├── PartialFailure              some actions failed; the report says which
+    └── Blocked                     apply or reconcile left blocked specs behind (exit 3)
 
 Anything that is not a ReconcilerError is a bug, and the CLI says so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 
 
@@ -23,14 +25,16 @@ class ExitCode(IntEnum):
     OK = 0  # done; with `plan --detailed-exitcode`: the platform matches the specs
     ERROR = 1
     CHANGES_PENDING = 2  # only with `plan --detailed-exitcode`
-    BLOCKED = 3  # only with `plan --detailed-exitcode`: some action cannot be carried out as specified
+    # `plan --detailed-exitcode`, `apply`, `reconcile`: some action cannot be carried out as
+    # specified (apply and reconcile carried out everything else)
+    BLOCKED = 3
     USAGE = 64  # a bad command line (sysexits EX_USAGE), distinct from CHANGES_PENDING
     INTERRUPTED = 130
 
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 ok (with plan --detailed-exitcode: in sync), 1 error, 2 changes pending and"
-    " 3 blocked (both only with plan --detailed-exitcode), 64 usage error, 130 interrupted."
+    "Exit codes: 0 ok (with plan --detailed-exitcode: in sync), 1 error, 2 changes pending (only with"
+    " plan --detailed-exitcode), 3 blocked (that plan, apply and reconcile), 64 usage error, 130 interrupted."
 )
 
 
@@ -75,6 +79,21 @@ class LockedError(ReconcilerError):
 
 class PartialFailure(ReconcilerError):
     pass
+
+
+class Blocked(ReconcilerError):
+    """Apply or reconcile did everything it could, but some specs are blocked: they need a person."""
+
+    exit_code = ExitCode.BLOCKED
+
+
+def blocked_error(specs: Sequence[str]) -> Blocked:
+    """The one message for specs an apply left blocked."""
+    shown = ", ".join(specs[:5]) + (f" and {len(specs) - 5} more" if len(specs) > 5 else "")
+    return Blocked(
+        f"{len(specs)} spec(s) blocked, not applied: {shown}",
+        hint="the plan above gives the reason next to each; fix it, then run `reconciler plan` again",
+    )
 
 
 class CommandExit(Exception):

@@ -65,7 +65,7 @@ def command(
     """
     from ..engine.lock import project_lock
     from ..engine.operations import apply_plan, make_policy, read_plan_file
-    from ..errors import CommandExit, ExitCode, PartialFailure, UsageError
+    from ..errors import CommandExit, ExitCode, PartialFailure, UsageError, blocked_error
     from ..render.plan_text import fresh_local_note, render_text
     from ..reports.apply_report import render_report, render_report_json
     from ..settings import LOCAL_PLATFORM, load_project, resolve_platform
@@ -105,6 +105,8 @@ def command(
             if not result.observed.listed and resolve_platform(project, platform) == LOCAL_PLATFORM:
                 click.echo(fresh_local_note(result.plan), nl=False)
 
+    declined: list[bool] = []
+
     def confirm(plan: Plan) -> bool:
         if auto_approve or saved is not None:
             return True
@@ -119,6 +121,7 @@ def command(
             raise CommandExit(ExitCode.INTERRUPTED)
         if answer.strip() != "yes":
             click.echo("Apply cancelled; nothing was changed.")
+            declined.append(True)
             return False
         return True
 
@@ -148,6 +151,8 @@ def command(
         click.echo(render_report(result.report), nl=False)
     if result.report is not None and result.report.failed:
         raise PartialFailure(f"{len(result.report.failed)} of {len(result.report.results)} actions failed (see above)")
+    if result.plan.plan.blocked and not declined:
+        raise blocked_error(result.plan.plan.blocked)
 
 
 def _ask(question: str) -> str | None:

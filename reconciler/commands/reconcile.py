@@ -83,7 +83,7 @@ def command(
 
     from ..engine.lock import project_lock
     from ..engine.reconcile import reconcile
-    from ..errors import PartialFailure, UsageError
+    from ..errors import PartialFailure, UsageError, blocked_error
     from ..github.results import publish_results, results_context_from_env, submitting_commit
     from ..settings import load_project
     from ._common import run_async
@@ -169,3 +169,5 @@ def command(
         click.echo(reconcile_json(result, commit_doc), nl=False)
     if result.failures:
         raise PartialFailure(f"{len(result.failures)} step(s) failed:\n  " + "\n  ".join(result.failures))
+    if result.plan.plan.blocked and not render_only:  # the shard jobs already said so
+        raise blocked_error(result.plan.plan.blocked)

@@ -1,10 +1,12 @@
 """Exit codes, as scripts and the shipped workflows read them: the CLI as a subprocess, on the embedded platform.
 
-0 ok / in sync, 1 error, 2 changes pending, 3 blocked (both with `plan --detailed-exitcode`), 64 usage.
+0 ok / in sync, 1 error, 2 changes pending (with `plan --detailed-exitcode`), 3 blocked (that plan, apply and
+reconcile), 64 usage.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -83,10 +85,20 @@ def test_the_markdown_plan_of_a_blocked_spec_never_says_no_changes(root: Path) -
     assert "No changes" not in done.stdout and "**Blocked (1):** tb-smoke." in done.stdout
 
 
-def test_reconcile_names_the_blocked_spec(root: Path) -> None:
+def test_reconcile_names_the_blocked_spec_and_exits_3(root: Path) -> None:
     block_smoke(root)
     done = cli(root, "reconcile", "--target", "tb-smoke")
     assert "blocked  tb-smoke: secret records missing: NO_SUCH_KEY" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 3 and "1 spec(s) blocked, not applied: tb-smoke" in done.stderr
+
+
+def test_apply_carries_out_everything_else_then_exits_3_for_a_blocked_spec(root: Path) -> None:
+    block_smoke(root)
+    done = cli(root, "apply", "--auto-approve", "--target", "tb-smoke", "--target", "tb-compare")
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "1 spec(s) blocked, not applied: tb-smoke" in done.stderr and "Traceback" not in done.stderr
+    status = {r["spec_id"]: r["run_id"] for r in json.loads(cli(root, "status", "--format", "json").stdout)["rows"]}
+    assert status["tb-compare"] is not None and status["tb-smoke"] is None
 
 
 @pytest.mark.parametrize("args", [("--help",), ("plan", "--help")])
