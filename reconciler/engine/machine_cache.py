@@ -25,6 +25,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import json_text
+
 CACHE_DIR_ENV = "RECONCILER_CACHE_DIR"
 CACHE_VERSION = 2
 
@@ -111,7 +113,7 @@ _Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object]]
 def _read(path: Path, key: dict[str, str]) -> _Entries:
     """What the file says, keeping only well-formed entries; anything else reads as an empty cache."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json_text.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return set(), {}, {}, {}
     if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION:

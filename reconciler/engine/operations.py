@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import json_text
 from ..core.plan import Plan, plan
 from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
@@ -102,13 +103,11 @@ def read_plan_file(path: Path) -> tuple[Policy, dict[str, Any]]:
         )
 
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json_text.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise refuse(f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except (OSError, ValueError) as exc:
         raise refuse(str(exc)) from None
-    except RecursionError:
-        raise refuse("nested too deeply") from None
     if not isinstance(doc, dict):
         raise refuse("not a JSON object")
     if doc.get("plan_file_version") != PLAN_FILE_VERSION:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator
 
+from .. import json_text
 from ..core.identity import Marker
 from ..core.world import RunAgents
 from ..errors import ConfigError
@@ -93,7 +94,7 @@ def load_state(path: Path) -> State:
     if not path.is_file():  # a FIFO would block the read forever
         raise ConfigError(f"state file {path} is not a regular file", hint=_remedy(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(path.read_text(encoding="utf-8"))
         state = State.model_validate(data)
     except (OSError, ValueError, RecursionError) as exc:
         raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None

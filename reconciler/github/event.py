@@ -9,7 +9,6 @@ part of any message, repr or output.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import json_text
 from ..errors import ConfigError
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -70,7 +70,7 @@ def _need(env: Mapping[str, str], name: str, why: str) -> str:
 
 def read_event(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise GitHubEnvError(f"GITHUB_EVENT_PATH points at {path}, which does not exist") from None
     except (OSError, ValueError) as exc:

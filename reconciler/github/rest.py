@@ -24,7 +24,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from .. import __version__
+from .. import __version__, json_text
 from ..errors import ReconcilerError
 from .event import DEFAULT_API_URL
 
@@ -134,9 +134,22 @@ def _retry_after(response: httpx.Response) -> float | None:
     return None
 
 
+def _body(response: httpx.Response) -> Any:
+    """The answer's JSON; an answer that is not JSON (a proxy's HTML page, a cut-off body) is a
+    GitHubError naming the request, never an internal error."""
+    try:
+        return json_text.loads(response.content)
+    except ValueError:
+        request = response.request
+        raise GitHubError(
+            f"GitHub API {request.method} {request.url.path} answered with something that is not JSON",
+            status=response.status_code,
+        ) from None
+
+
 def _github_message(response: httpx.Response) -> str:
     try:
-        data = response.json()
+        data = json_text.loads(response.content)
     except ValueError:
         return response.reason_phrase or ""
     if isinstance(data, dict):
@@ -256,7 +269,7 @@ class GitHubClient:
         query: dict[str, Any] | None = {"per_page": 100, **(params or {})}
         while url is not None:
             response = self.request("GET", url, params=query)
-            items = response.json()
+            items = _body(response)
             if not isinstance(items, list):
                 raise GitHubError(f"GitHub API GET {urlsplit(url).path} did not answer with a list")
             yield from items
@@ -271,11 +284,11 @@ class GitHubClient:
 
     def create_issue_comment(self, repo: str, number: int, body: str) -> Comment:
         response = self.request("POST", f"repos/{repo}/issues/{number}/comments", json={"body": body})
-        return Comment.from_api(response.json())
+        return Comment.from_api(_body(response))
 
     def update_issue_comment(self, repo: str, comment_id: int, body: str) -> Comment:
         response = self.request("PATCH", f"repos/{repo}/issues/comments/{comment_id}", json={"body": body})
-        return Comment.from_api(response.json())
+        return Comment.from_api(_body(response))
 
     # --- where a commit came from, and its statuses ----------------------------------------
 
@@ -293,4 +306,4 @@ class GitHubClient:
         if status.target_url:
             body["target_url"] = status.target_url
         response = self.request("POST", f"repos/{repo}/statuses/{sha}", json=body)
-        return CommitStatus.from_api(response.json())
+        return CommitStatus.from_api(_body(response))

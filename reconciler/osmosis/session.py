@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from .. import json_text
 from .errors import (
     PlatformError,
     PlatformUnreachable,
@@ -197,7 +198,7 @@ class PlatformSession:
 
 def _decode_success(response: Response, method: str, path: str, submit: bool) -> dict[str, Any] | _Failure:
     try:
-        data = json.loads(response.body)
+        data = json_text.loads(response.body)
     except (ValueError, UnicodeDecodeError):
         text = f"Invalid JSON response from the platform to {method} {path} (HTTP {response.status})"
         if submit:
@@ -214,7 +215,7 @@ def _decode_success(response: Response, method: str, path: str, submit: bool) ->
 
 def _lenient_body(response: Response) -> dict[str, Any] | None:
     try:
-        data = json.loads(response.body)
+        data = json_text.loads(response.body)
     except (ValueError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) else None

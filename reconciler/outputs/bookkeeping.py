@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import json_text
+
 LEDGER_DIR = ".reconciler"
 _LEGACY_RECORD = ".reconciler-download.json"
 _LEGACY_INDEX = ".reconciler-files.json"
@@ -72,7 +74,7 @@ def save_ledger(run_dir: Path, ledger: Ledger) -> bool:
 
 def _read(path: Path) -> dict[str, object] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

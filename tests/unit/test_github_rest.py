@@ -145,3 +145,12 @@ def test_a_rate_limit_waits_as_long_as_retry_after_says() -> None:
 def test_the_client_repr_has_no_token() -> None:
     with client(lambda r: httpx.Response(200)) as gh:
         assert TOKEN not in repr(gh)
+
+
+@pytest.mark.parametrize("content", [b"<html>proxy error</html>", b"[" * 100_000], ids=["html", "too-deep"])
+def test_an_answer_that_is_not_json_is_a_clear_error_naming_the_request(content: bytes) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=content)
+
+    with client(handler) as gh, pytest.raises(GitHubError, match=r"GET /repos/o/r/issues/1/comments .*not JSON"):
+        list(gh.list_issue_comments("o/r", 1))

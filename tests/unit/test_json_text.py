@@ -1,0 +1,89 @@
+"""Every reader of JSON from outside the process refuses a document nested too deeply to parse
+the way it refuses any malformed one: never an internal error."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from reconciler import json_text
+from reconciler.engine.machine_cache import CACHE_DIR_ENV, MachineCache
+from reconciler.engine.operations import read_plan_file
+from reconciler.engine.state import load_state
+from reconciler.errors import ConfigError, UsageError
+from reconciler.github.event import read_event
+from reconciler.osmosis.client import OsmosisClient
+from reconciler.osmosis.errors import ProtocolError
+from reconciler.osmosis.retry import RetryPolicy
+from reconciler.osmosis.transport import Response
+from reconciler.outputs.bookkeeping import ledger_path, load_ledger
+from tests.fake_transport import FakeTransport, Sent, reply
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_loads_reads_ordinary_json_as_the_standard_library_does() -> None:
+    assert json_text.loads('{"a": [1, 2.5, null, "x"]}') == {"a": [1, 2.5, None, "x"]}
+
+
+def test_loads_calls_too_deep_a_document_malformed() -> None:
+    with pytest.raises(ValueError, match="nested too deeply"):
+        json_text.loads(DEEP)
+
+
+def test_a_deep_github_event_file_is_a_clear_configuration_error(tmp_path: Path) -> None:
+    path = tmp_path / "event.json"
+    path.write_text(DEEP)
+    with pytest.raises(ConfigError, match="is not a JSON event payload"):
+        read_event(path)
+
+
+def test_a_deep_state_file_is_a_clear_configuration_error(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    path.write_text(DEEP)
+    with pytest.raises(ConfigError, match="unreadable"):
+        load_state(path)
+
+
+def test_a_deep_saved_plan_is_refused_as_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "plan.json"
+    path.write_text(DEEP)
+    with pytest.raises(UsageError, match="nested too deeply"):
+        read_plan_file(path)
+
+
+def test_a_deep_download_ledger_reads_as_none_recorded(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    ledger = ledger_path(run_dir)
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text(DEEP)
+    assert load_ledger(run_dir).types == frozenset()
+
+
+def test_a_deep_machine_cache_reads_as_empty(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
+    cache = MachineCache.open(platform="p", scope="s", owner="o")
+    assert cache.path is not None
+    cache.path.write_text(DEEP)
+    again = MachineCache.open(platform="p", scope="s", owner="o")
+    assert again.not_ours == set() and again.ours == {}
+
+
+def test_a_deep_answer_from_the_platform_is_a_protocol_error() -> None:
+    def handler(request: Sent) -> Response:
+        return reply(200, content=DEEP.encode(), headers={"content-type": "application/json"})
+
+    async def main() -> None:
+        async with OsmosisClient(
+            "https://p.example",
+            token="t",
+            workspace="w",
+            transport=FakeTransport(handler),
+            retry=RetryPolicy.disabled(),
+        ) as client:
+            await client.get_run("r1")
+
+    with pytest.raises(ProtocolError, match="Invalid JSON response"):
+        asyncio.run(main())
