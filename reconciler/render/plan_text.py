@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from ..core.plan import Action, ActionKind, Plan
+from ..specs.visible import visible
 
 SYMBOLS = {
     ActionKind.SUBMIT: "+",
@@ -49,20 +50,22 @@ def cost_text(action: Action) -> str:
 
 
 def action_line(action: Action, style: Any = None) -> str:
+    """One action for a terminal. Names and reasons may hold the platform's text (a run's name):
+    control and bidi characters are shown as escapes, so the line reads as what it acts on."""
     symbol = SYMBOLS[action.kind]
-    head = f"{symbol:>3} {action.kind.value:<8} {action.spec_id or action.run_name or ''}"
+    head = f"{symbol:>3} {action.kind.value:<8} {visible(action.spec_id or action.run_name or '')}"
     if style is not None and action.kind in COLORS:
         head = style(head, fg=COLORS[action.kind])
     parts = [head]
     if action.run_name and action.kind is not ActionKind.SUBMIT:
-        parts.append(f"[{action.run_name}]")
-    parts.append(f"— {action.reason}")
+        parts.append(f"[{visible(action.run_name)}]")
+    parts.append(f"— {visible(action.reason)}")
     line = " ".join(parts)
     cost = cost_text(action)
     if cost and action.kind is not ActionKind.BLOCKED:
         line += f"\n      {cost}"
     for warning in action.warnings:
-        line += f"\n      warning: {warning}"
+        line += f"\n      warning: {visible(warning)}"
     return line
 
 

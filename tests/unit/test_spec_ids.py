@@ -98,3 +98,12 @@ def test_the_loader_refuses_a_file_name_with_a_control_character_naming_the_file
     assert result.run_specs == []
     (error,) = result.errors
     assert error.code == "BAD_SPEC_ID" and "U+0001" in error.message and error.file.startswith("specs/runs/bad")
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u200b", "\ufeff"], ids=["rlo", "lri", "zwsp", "bom"])
+def test_the_loader_refuses_a_file_name_with_an_invisible_formatting_character(tmp_path: Path, char: str) -> None:
+    """A right-to-left override in `smoke\u202elmot.toml` would show a reviewer another id than the one planned."""
+    write_spec(tmp_path, f"smoke{char}lmot.toml")
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    (error,) = result.errors
+    assert result.run_specs == [] and error.code == "BAD_SPEC_ID" and f"U+{ord(char):04X}" in error.message
