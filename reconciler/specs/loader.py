@@ -318,6 +318,7 @@ def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
     """Load every file; collect all problems across all files (never stop at the first)."""
     result = LoadResult()
     ids: dict[str, str] = {}
+    run_docs: dict[str, Document] = {}
     root = root.resolve()
     for path in files:
         result.files += 1
@@ -360,7 +361,19 @@ def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
             )
             continue
         ids[spec.id] = display
+        run_docs[spec.id] = doc
         result.run_specs.append(spec)
+    # one namespace for `--target` and the state file: a run spec may not take a benchmark spec's id
+    taken = {b.id: b.path for b in result.benchmark_specs}
+    for spec in [s for s in result.run_specs if s.id in taken]:
+        result.run_specs.remove(spec)
+        result.diagnostics.append(
+            run_docs[spec.id].at(
+                ("reconcile", "id"),
+                "DUPLICATE_ID",
+                f"spec id {spec.id!r} is the id of the benchmark spec {taken[spec.id]}; give this run spec another [reconcile] id",
+            )
+        )
     return result
 
 

@@ -107,3 +107,17 @@ def test_the_loader_refuses_a_file_name_with_an_invisible_formatting_character(t
     result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
     (error,) = result.errors
     assert result.run_specs == [] and error.code == "BAD_SPEC_ID" and f"U+{ord(char):04X}" in error.message
+
+
+def test_a_run_spec_may_not_take_the_id_of_a_benchmark_spec(tmp_path: Path) -> None:
+    """`--target` and the state file know one namespace of ids: `benchmarks/tb` cannot be both."""
+    bench = tmp_path / "specs" / "benchmarks" / "tb.toml"
+    bench.parent.mkdir(parents=True)
+    bench.write_text('[benchmark]\nref = "terminal-bench-2-1"\n')
+    path = write_spec(tmp_path, "smoke.toml")
+    path.write_text(SPEC + '\n[reconcile]\nid = "benchmarks/tb"\n')
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    (error,) = result.errors
+    assert result.run_specs == [] and [b.id for b in result.benchmark_specs] == ["benchmarks/tb"]
+    assert error.code == "DUPLICATE_ID" and error.file == "specs/runs/smoke.toml" and error.key == "reconcile.id"
+    assert "benchmark spec specs/benchmarks/tb.toml" in error.message
