@@ -336,7 +336,7 @@ class _Planner:
                 for r in live
                 if r is not latest
             ]
-            out += [self._stop(spec, r, "an older config of this spec is still active") for r in older_active]
+            out += [self._stop(spec, r, "runs a config this spec no longer has") for r in older_active]
             if spec.id in self.policy.replace:
                 return [*out, self._replace_requested(d, latest)]
             if latest.active:
@@ -385,7 +385,7 @@ class _Planner:
             if replace.kind is ActionKind.BLOCKED:
                 return [replace]  # nothing older is stopped while the new config cannot start
             # the replace stops the newest; any other older config still running ends in the same apply
-            rest = [self._stop(spec, r, "an older config of this spec is still active") for r in older_active[1:]]
+            rest = [self._stop(spec, r, "runs a config this spec no longer has") for r in older_active[1:]]
             return [*rest, replace]
         return [self._paid(d, ActionKind.SUBMIT, None)]
 

@@ -203,3 +203,15 @@ def test_a_changed_config_is_submitted_despite_an_old_run_under_the_earlier_owne
     d = spec(FULL)
     world = observed(legacy_owner="shared", legacy=frozenset({("runs/a", "0" * 16)}))
     assert kinds(plan(Desired(runs=(d,)), world)) == ["submit"]
+
+
+def test_a_spec_reverted_to_a_config_it_ran_before_stops_the_newer_run_saying_why() -> None:
+    """Back to config A after a replace by B: B's run is not "an older config", it is a config the
+    spec no longer has; A's run is A's, so nothing is submitted again."""
+    a, b = spec(SMOKE, "runs/a"), spec(FULL, "runs/a")
+    first = run("runs/a", a.fingerprint, "stopped", "r1", created=at(1))
+    second = run("runs/a", b.fingerprint, "running", "r2", created=at(2))
+    p = plan(Desired(runs=(a,)), observed(first, second))
+    (stop,) = [x for x in p.actions if x.kind is ActionKind.STOP]
+    assert (stop.run_id, stop.reason) == ("r2", "runs a config this spec no longer has")
+    assert not any(x.paid for x in p.actions)
