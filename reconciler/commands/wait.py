@@ -54,3 +54,7 @@ def command(
         from ..reports.documents import wait_json
 
         click.echo(wait_json(observed), nl=False)
+    else:
+        from ..reports.documents import wait_text
+
+        click.echo(wait_text(observed, targets), nl=False)

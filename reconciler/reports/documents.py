@@ -17,6 +17,19 @@ if TYPE_CHECKING:
     from ..engine.rendering import RenderOutcome
 
 
+def wait_text(observed: Observed, targets: Sequence[str]) -> str:
+    """The last line of `wait`: what this repository's runs (of `targets`, if given) are, once none
+    is left to wait for, or that there is none yet."""
+    statuses: dict[str, int] = {}
+    for r in observed.runs:
+        if r.marker is not None and r.marker.owner == observed.owner and (not targets or r.marker.spec_id in targets):
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+    if not statuses:
+        return "No run of these specs on the platform yet: `reconciler plan` shows what apply would submit.\n"
+    counts = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
+    return f"Nothing left to wait for. Runs of these specs: {counts}.\n"
+
+
 def wait_json(observed: Observed) -> str:
     """The specs' owned runs once nothing is active any more."""
     runs = [
