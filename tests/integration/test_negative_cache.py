@@ -6,50 +6,57 @@ from __future__ import annotations
 import asyncio
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from reconciler.core.plan import ActionKind, plan
-from reconciler.core.world import Observed, Policy
+from reconciler.core.world import Desired, Observed, Policy
 from reconciler.engine.apply import Applier, ApplyReport
 from reconciler.engine.machine_cache import CACHE_DIR_ENV, MachineCache
 from reconciler.engine.session import RepoSession, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
-from reconciler.osmosis.asgi_transport import AsgiTransport
-from reconciler.osmosis.client import OsmosisClient
-from reconciler.osmosis.retry import RetryPolicy
-from reconciler.settings import load_project
+from reconciler.settings import Project, load_project
+from reconciler.specs.loader import LoadResult
+from tests.inprocess_client import inprocess_client
 
 REPO = Path(__file__).resolve().parents[2]
 OWNER = "acme/evals"
 ONLY_SMOKE = Policy(targets=frozenset({"tb-smoke"}))
 
 
-def test_a_run_wrongly_cached_as_not_ours_is_adopted_not_submitted_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@dataclass(frozen=True)
+class Checkout:
+    """The example specs in a fresh checkout, with no state file, and a fresh platform."""
+
+    app: Any
+    project: Project
+    desired: Desired
+    specs: LoadResult
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Checkout:
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     shutil.copytree(REPO / "specs", tmp_path / "specs")
     (tmp_path / "reconciler.toml").write_text('workspace = "neg"\n')
-    app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
     project = load_project(tmp_path)
-    desired, specs = load_desired(project)
+    return Checkout(create_app(tmp_path / "platform.sqlite3", speed=1.0), project, *load_desired(project))
 
-    def cache() -> MachineCache:
-        return MachineCache.open(platform="local", scope="neg", owner=OWNER)
+
+def cache() -> MachineCache:
+    """This machine's cache, as a new process would open it."""
+    return MachineCache.open(platform="local", scope="neg", owner=OWNER)
+
+
+def test_a_run_wrongly_cached_as_not_ours_is_adopted_not_submitted_again(checkout: Checkout) -> None:
+    app, project, desired, specs = checkout.app, checkout.project, checkout.desired, checkout.specs
 
     async def apply_once() -> tuple[list[str], ApplyReport]:
-        client = OsmosisClient(
-            "http://local.osmosis",
-            token=None,
-            workspace="neg",
-            transport=AsgiTransport(app),
-            retry=RetryPolicy.disabled(),
-            allow_insecure=True,
-        )
+        client = inprocess_client(app, "neg")
         async with client:
             # a cold checkout (no state file) on a machine whose cache is wrong
             session = RepoSession(project, "local", OWNER, client, desired, specs, State(), machine=cache())
@@ -83,36 +90,19 @@ def refusing_run_details(app: Any) -> Any:
     return guarded
 
 
-def test_a_second_plan_without_a_state_file_knows_our_runs_from_the_machine_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_second_plan_without_a_state_file_knows_our_runs_from_the_machine_cache(checkout: Checkout) -> None:
     """A plan never writes the state file, yet what it learned is not thrown away: a fresh checkout
     on the same machine plans without reading any run it has seen before."""
-    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
-    shutil.copytree(REPO / "specs", tmp_path / "specs")
-    (tmp_path / "reconciler.toml").write_text('workspace = "neg"\n')
-    app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
-    project = load_project(tmp_path)
-    desired, specs = load_desired(project)
+    app, project, desired, specs = checkout.app, checkout.project, checkout.desired, checkout.specs
 
     async def observe(asgi: Any, machine: MachineCache, *, apply: bool = False) -> Observed:
-        client = OsmosisClient(
-            "http://local.osmosis",
-            token=None,
-            workspace="neg",
-            transport=AsgiTransport(asgi),
-            retry=RetryPolicy.disabled(),
-            allow_insecure=True,
-        )
+        client = inprocess_client(asgi, "neg")
         async with client:
             session = RepoSession(project, "local", OWNER, client, desired, specs, State(), machine=machine)
             observed = await session.observe()
             if apply:
                 await Applier(session, observed).run(plan(desired, observed, ONLY_SMOKE))
             return observed
-
-    def cache() -> MachineCache:
-        return MachineCache.open(platform="local", scope="neg", owner=OWNER)
 
     asyncio.run(observe(app, MachineCache.in_memory(), apply=True))  # submitted elsewhere
     asyncio.run(observe(app, cache()))  # a plan here: reads the run once

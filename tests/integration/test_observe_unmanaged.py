@@ -16,10 +16,8 @@ from reconciler.engine.machine_cache import CACHE_DIR_ENV
 from reconciler.engine.session import RepoSession, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
-from reconciler.osmosis.asgi_transport import AsgiTransport
-from reconciler.osmosis.client import OsmosisClient
-from reconciler.osmosis.retry import RetryPolicy
 from reconciler.settings import load_project
+from tests.inprocess_client import inprocess_client
 
 REPO = Path(__file__).resolve().parents[2]
 OWNER = "acme/evals"
@@ -37,14 +35,7 @@ def observe_twice(tmp_path: Path) -> tuple[Observed, Observed]:
     smoke = next(d for d in desired.runs if d.spec.id == "tb-smoke")
 
     async def main() -> tuple[Observed, Observed]:
-        client = OsmosisClient(
-            "http://local.osmosis",
-            token=None,
-            workspace="team",
-            transport=AsgiTransport(app),
-            retry=RetryPolicy.disabled(),
-            allow_insecure=True,
-        )
+        client = inprocess_client(app, "team")
         async with client:
             session = RepoSession(project, "local", OWNER, client, desired, specs, State())
             observed = await session.observe()

@@ -12,10 +12,8 @@ from reconciler.engine.apply import Applier
 from reconciler.engine.session import RepoSession, load_desired
 from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
-from reconciler.osmosis.asgi_transport import AsgiTransport
-from reconciler.osmosis.client import OsmosisClient
-from reconciler.osmosis.retry import RetryPolicy
 from reconciler.settings import load_project
+from tests.inprocess_client import inprocess_client
 
 AGENT = """
 [[agents]]
@@ -65,14 +63,7 @@ class World:
         async def go() -> dict[str, Action]:
             project = load_project(self.root)
             desired, specs = load_desired(project)
-            client = OsmosisClient(
-                "http://local.osmosis",
-                token=None,
-                workspace="smoke",
-                transport=AsgiTransport(self.app),
-                retry=RetryPolicy.disabled(),
-                allow_insecure=True,
-            )
+            client = inprocess_client(self.app, "smoke")
             async with client:
                 session = RepoSession(project, "local", "acme/evals", client, desired, specs, self.state)
                 observed = await session.observe()

@@ -4,6 +4,7 @@ the way it refuses any malformed one: never an internal error."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -33,25 +34,22 @@ def test_loads_calls_too_deep_a_document_malformed() -> None:
         json_text.loads(DEEP)
 
 
-def test_a_deep_github_event_file_is_a_clear_configuration_error(tmp_path: Path) -> None:
-    path = tmp_path / "event.json"
+@pytest.mark.parametrize(
+    ("read", "error", "message"),
+    [
+        (read_event, ConfigError, "is not a JSON event payload"),
+        (load_state, ConfigError, "unreadable"),
+        (read_plan_file, UsageError, "nested too deeply"),
+    ],
+    ids=["github-event", "state-file", "saved-plan"],
+)
+def test_a_deep_file_is_refused_with_the_readers_own_clear_error(
+    tmp_path: Path, read: Callable[[Path], object], error: type[Exception], message: str
+) -> None:
+    path = tmp_path / "file.json"
     path.write_text(DEEP)
-    with pytest.raises(ConfigError, match="is not a JSON event payload"):
-        read_event(path)
-
-
-def test_a_deep_state_file_is_a_clear_configuration_error(tmp_path: Path) -> None:
-    path = tmp_path / "state.json"
-    path.write_text(DEEP)
-    with pytest.raises(ConfigError, match="unreadable"):
-        load_state(path)
-
-
-def test_a_deep_saved_plan_is_refused_as_a_usage_error(tmp_path: Path) -> None:
-    path = tmp_path / "plan.json"
-    path.write_text(DEEP)
-    with pytest.raises(UsageError, match="nested too deeply"):
-        read_plan_file(path)
+    with pytest.raises(error, match=message):
+        read(path)
 
 
 def test_a_deep_download_ledger_reads_as_none_recorded(tmp_path: Path) -> None:

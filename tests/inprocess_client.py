@@ -1,0 +1,22 @@
+"""An `OsmosisClient` on the local platform app in this process (no socket, no retries), for
+tests that drive the engine directly rather than through the CLI."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.osmosis.asgi_transport import AsgiTransport
+from reconciler.osmosis.client import OsmosisClient
+from reconciler.osmosis.retry import RetryPolicy
+
+
+def inprocess_client(app: Any, workspace: str) -> OsmosisClient:
+    """A client whose requests go straight into `app` (an ASGI callable), scoped to `workspace`."""
+    return OsmosisClient(
+        "http://local.osmosis",
+        token=None,
+        workspace=workspace,
+        transport=AsgiTransport(app),
+        retry=RetryPolicy.disabled(),
+        allow_insecure=True,
+    )
