@@ -122,8 +122,8 @@ def _where(exc: Exception) -> str:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "(top level)"
         return f"{field}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
-    if isinstance(exc, RecursionError):
-        return "nested too deeply to be a state file"
+    if isinstance(exc, RecursionError):  # from validating the model; the JSON reader says its own
+        return "nested too deeply to read"
     return str(exc)
 
 

@@ -61,9 +61,7 @@ def test_a_state_file_nested_100k_deep_is_named_with_the_way_out(tmp_path: Path)
     (root / ".reconciler").mkdir()
     (root / ".reconciler" / "state.json").write_text("[" * 100_000 + "]" * 100_000)
     done = cli(root, "plan")
-    assert_clean_failure(
-        done, 1, ".reconciler/state.json is unreadable: nested too deeply to be a state file", "hint: delete it"
-    )
+    assert_clean_failure(done, 1, ".reconciler/state.json is unreadable: nested too deeply to read", "hint: delete it")
 
 
 def test_a_state_file_that_is_a_fifo_is_named_instead_of_read(tmp_path: Path) -> None:
