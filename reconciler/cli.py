@@ -6,6 +6,8 @@ Subcommands live in `reconciler.commands` and are imported only when used, so
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 import os
 import sys
@@ -139,6 +141,10 @@ def main(argv: list[str] | None = None) -> Any:
             watched.flush()
         sys.exit(code)
 
+    if argv is None:
+        # the process ends with this call: spare its last garbage collection the objects the command
+        # built (a 10,000-run plan spent 60-80 ms of its exit there); the memory goes with the process
+        atexit.register(gc.freeze)
     try:
         root.main(args=args, prog_name="reconciler", standalone_mode=False)
     except click.exceptions.Exit as exc:

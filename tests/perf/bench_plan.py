@@ -50,7 +50,8 @@ code = 0
 started = time.perf_counter()
 with contextlib.redirect_stdout(out):
     try:
-        main(["plan", "--format", "json"])
+        sys.argv = ["reconciler", "plan", "--format", "json"]  # as the console script runs it
+        main()
     except SystemExit as stop:
         code = stop.code
 inside = time.perf_counter() - started
