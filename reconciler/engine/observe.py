@@ -24,7 +24,7 @@ from ..core.identity import Marker, canonical_json, read_marker
 from ..core.world import BenchmarkState, Desired, Observed, ObservedRun, RunAgents, RunStatus
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
-from ..osmosis.models import BenchmarkDetail, RunDetail, RunItem
+from ..osmosis.models import BenchmarkDetail, RunDetail, RunItem, RunScan
 from ..outputs.layout import run_dir_name, types_on_disk
 from ..specs.rules import BenchmarkFacts, TaskInfo
 from .machine_cache import MachineCache
@@ -243,27 +243,94 @@ class Ownership:
         return [item for item in items.values() if self.ours(item.id) == marker]
 
 
+async def benchmark_detail(client: OsmosisClient, ref: str) -> BenchmarkDetail | None:
+    """A benchmark by the ref a spec uses; None when the platform has no such benchmark."""
+    try:
+        return await client.get_benchmark(ref)
+    except NotFound:
+        return None
+
+
+class RunFilter:
+    """Which listed runs become models. A run that is not ours is counted, not modelled (a plan
+    never acts on it), unless a spec's `adopt` names it or the caller lists unmanaged runs; a run
+    whose owner this machine does not know yet is kept until its marker has been read."""
+
+    def __init__(self, ownership: Ownership, adopt_refs: frozenset[str] = frozenset(), *, unmanaged: bool = False):
+        state = ownership.state
+        self._ownership = ownership
+        self._markers = state.markers  # the live map: markers read later count at once
+        self._recorded = {r.run_id for r in state.specs.values()} | set(state.adopted)
+        self._adopt_refs = adopt_refs
+        self._unmanaged = unmanaged
+
+    def relevant(self, run_id: str, name: object) -> bool:
+        """Ours, recorded in the state file, or named by a spec's `adopt`."""
+        return (
+            run_id in self._markers
+            or run_id in self._recorded
+            or run_id in self._adopt_refs
+            or name in self._adopt_refs
+        )
+
+    def keep(self, raw: Mapping[str, Any]) -> bool:
+        run_id = raw["id"]
+        return (
+            self._unmanaged
+            or self.relevant(run_id, raw.get("name"))
+            or self._ownership.needs_reading(run_id, trust_negative=True)
+        )
+
+
+class EarlyReads:
+    """Reads a plan will make that need no spec, started while the spec files load.
+
+    From the state file alone: each benchmark it knows by ref, the run listing of each benchmark
+    id it names (filtered as `RunFilter` filters when no spec adopts a run) and the secret names.
+    `observe` awaits the ones that match what the specs ask for and reads the rest itself;
+    `close` cancels what nobody awaited. Nothing here writes: a read that was not needed costs
+    requests, never a change.
+    """
+
+    def __init__(self, ownership: Ownership) -> None:
+        client, state = ownership.client, ownership.state
+        keep = RunFilter(ownership).keep
+        ids = set(state.benchmark_ids.values()) | {r.benchmark_id for r in state.specs.values() if r.benchmark_id}
+        self.benchmarks = {
+            ref: asyncio.ensure_future(benchmark_detail(client, ref)) for ref in sorted(state.benchmark_ids)
+        }
+        self.scans = {bid: asyncio.ensure_future(client.scan_runs(benchmark_id=bid, keep=keep)) for bid in sorted(ids)}
+        self.secrets = asyncio.ensure_future(client.list_secrets(scope="all"))
+
+    async def close(self) -> None:
+        pending: list[asyncio.Future[Any]] = [*self.benchmarks.values(), *self.scans.values(), self.secrets]
+        for future in pending:
+            future.cancel()
+        # retrieve every outcome, so an unawaited failure is never reported as "never retrieved"
+        await asyncio.gather(*pending, return_exceptions=True)
+
+
 async def observe(
     ownership: Ownership,
     desired: Desired,
     *,
     outputs_root: Path,
     unmanaged: bool = False,
+    early: EarlyReads | None = None,
 ) -> Observed:
     """Read the platform for every benchmark the specs (or the state file's owned runs) touch.
 
     `unmanaged`: keep every listed run in `Observed.runs`; by default runs that are not ours are
-    only counted (`Observed.others`), which is what a plan needs of them."""
+    only counted (`Observed.others`), which is what a plan needs of them. `early`: the reads
+    started before the specs were loaded; those that match are used instead of reading again."""
     client, state, owner = ownership.client, ownership.state, ownership.owner
     refs = sorted(
         {d.spec.config.experiment.benchmark for d in desired.runs} | {b.benchmark.ref for b in desired.benchmarks}
     )
 
     async def detail(ref: str) -> tuple[str, BenchmarkDetail | None]:
-        try:
-            return ref, await client.get_benchmark(ref)
-        except NotFound:
-            return ref, None
+        found = early.benchmarks.get(ref) if early is not None else None
+        return ref, await found if found is not None else await benchmark_detail(client, ref)
 
     details = await asyncio.gather(*(detail(r) for r in refs))
     benchmarks = {ref: benchmark_state(ref, d) for ref, d in details if d is not None}
@@ -274,21 +341,18 @@ async def observe(
         {b.id for b in benchmarks.values()} | {r.benchmark_id for r in state.specs.values() if r.benchmark_id}
     )
 
-    # a run that is not ours is counted, not modelled (a plan never acts on it), unless a spec's
-    # `adopt` names it or the caller lists unmanaged runs
-    adopt_refs = {d.spec.reconcile.adopt for d in desired.runs if d.spec.reconcile.adopt}
-    recorded = {r.run_id for r in state.specs.values()} | set(state.adopted)
+    adopt_refs = frozenset(d.spec.reconcile.adopt for d in desired.runs if d.spec.reconcile.adopt)
+    runs_filter = RunFilter(ownership, adopt_refs, unmanaged=unmanaged)
+    # listings read early were filtered without the specs: good only when the specs change nothing
+    early_scans = early.scans if early is not None and not adopt_refs and not unmanaged else {}
 
-    def relevant(run_id: str, name: object) -> bool:
-        return run_id in state.markers or run_id in recorded or run_id in adopt_refs or name in adopt_refs
-
-    def keep(raw: Mapping[str, Any]) -> bool:
-        run_id = raw["id"]
-        return unmanaged or relevant(run_id, raw.get("name")) or ownership.needs_reading(run_id, trust_negative=True)
+    async def listing(bid: str) -> RunScan:
+        found = early_scans.get(bid)
+        return await found if found is not None else await client.scan_runs(benchmark_id=bid, keep=runs_filter.keep)
 
     scans, secrets = await asyncio.gather(
-        asyncio.gather(*(client.scan_runs(benchmark_id=bid, keep=keep) for bid in benchmark_ids)),
-        client.list_secrets(scope="all"),
+        asyncio.gather(*(listing(bid) for bid in benchmark_ids)),
+        early.secrets if early is not None else client.list_secrets(scope="all"),
     )
     items: dict[str, RunItem] = {}
     listed: set[str] = set()
@@ -308,7 +372,7 @@ async def observe(
     runs = tuple(
         observed_run(item, state.markers.get(item.id), state.run_agents.get(item.id))
         for item in items.values()
-        if unmanaged or relevant(item.id, item.name)
+        if unmanaged or runs_filter.relevant(item.id, item.name)
     )
 
     downloaded: dict[str, frozenset[str]] = {}

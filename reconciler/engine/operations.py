@@ -75,7 +75,9 @@ async def make_plan(
         from .replace import with_replace
 
         policy = with_replace(project, policy, replace)
-    async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
+    async with open_session(
+        project, platform_flag=platform, workspace_flag=workspace, early_reads=not unmanaged
+    ) as session:
         return await _plan_in(session, policy, unmanaged=unmanaged)
 
 
@@ -183,7 +185,7 @@ async def apply_plan(
     factories, download and render actions are skipped with a message saying which command runs them.
     `submitted_by`: the commit recorded with each run this apply submits (see engine.results).
     """
-    async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
+    async with open_session(project, platform_flag=platform, workspace_flag=workspace, early_reads=True) as session:
         result = await _plan_in(session, policy)
         refuse_sudden_empty(session, result.observed, allow_empty)
         if saved is not None:

@@ -70,7 +70,7 @@ async def reconcile(
     say: Callable[[str], None] = log if log is not None else (lambda _msg: None)
     prune = project.settings.apply.prune if prune is None else prune
     policy = make_policy(project, targets, prune, False)
-    async with open_session(project, platform_flag=platform, workspace_flag=workspace) as session:
+    async with open_session(project, platform_flag=platform, workspace_flag=workspace, early_reads=True) as session:
         # --replace asks for one new submit: the plan after applying must not ask again
         first = await _plan_in(session, with_replace(project, policy, replace) if replace else policy)
         refuse_sudden_empty(session, first.observed, allow_empty)

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
 from ..core.identity import fingerprint
 from ..core.world import Desired, DesiredRun, Observed
-from ..errors import SpecError
+from ..errors import ReconcilerError, SpecError
 from ..osmosis.client import OsmosisClient
 from ..safe_paths import writable_path
-from ..settings import Project
+from ..settings import LOCAL_PLATFORM, Project, resolve_platform
 from ..specs.loader import LoadResult, discover, load_specs
 from .adoption import with_adoptions
 from .machine_cache import MachineCache
-from .observe import Ownership, observe
+from .observe import EarlyReads, Ownership, observe
 from .render_inputs import templates_digest
 from .state import SpecRecord, State, load_state, save_state
 
@@ -49,11 +51,16 @@ class RepoSession:
     adopted: tuple[str, ...] = ()
     machine: MachineCache | None = None  # None: remembered for this process only
     legacy_owner: str | None = None
+    # the reads open_session started before the specs were loaded, used by the first observe only
+    early: EarlyReads | None = None
     ownership: Ownership = field(init=False)
+    known_owners: InitVar[Ownership | None] = None  # built already (for the early reads)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, known_owners: Ownership | None) -> None:
         cache = self.machine or MachineCache.in_memory()
-        self.ownership = Ownership(self.client, self.state, cache, self.owner, legacy_owner=self.legacy_owner)
+        self.ownership = known_owners or Ownership(
+            self.client, self.state, cache, self.owner, legacy_owner=self.legacy_owner
+        )
 
     @property
     def state_path(self) -> Path:
@@ -65,7 +72,14 @@ class RepoSession:
 
     async def observe(self, *, unmanaged: bool = False) -> Observed:
         """What the platform has; `unmanaged` keeps runs that are not ours as models too (status lists them)."""
-        observed = await observe(self.ownership, self.desired, outputs_root=self.outputs_root, unmanaged=unmanaged)
+        early, self.early = self.early, None  # read once: a later observe must see the platform anew
+        try:
+            observed = await observe(
+                self.ownership, self.desired, outputs_root=self.outputs_root, unmanaged=unmanaged, early=early
+            )
+        finally:
+            if early is not None:
+                await early.close()
         observed = await with_adoptions(self.client, self.desired, observed, self.state, self.outputs_root)
         self.adopted = settle_intents(self.state, observed)
         return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})
@@ -97,17 +111,53 @@ def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:
 
 @asynccontextmanager
 async def open_session(
-    project: Project, *, platform_flag: str | None = None, workspace_flag: str | None = None
+    project: Project,
+    *,
+    platform_flag: str | None = None,
+    workspace_flag: str | None = None,
+    early_reads: bool = False,
 ) -> AsyncIterator[RepoSession]:
+    """The specs, the platform client, the state file and this machine's cache, opened together.
+
+    Invalid specs are reported before anything else is looked at, as `validate` would. With
+    `early_reads` (for a command that observes at once) and a platform URL, the reads the state
+    file names are started before the spec files load (engine/observe.EarlyReads): a plan of
+    1,000 specs against 10,000 runs then reads its run listing while it parses the specs.
+    """
     from .connection import connect_project
 
-    desired, specs = load_desired(project)
-    connection = connect_project(project, platform_flag=platform_flag, workspace_flag=workspace_flag)
+    if early_reads:
+        project.existing_specs_path()  # no specs folder: said before anything else is opened
+        # the local platform answers in this thread and creates its database when first opened:
+        # reading early would gain nothing and would write before the specs were checked
+        with contextlib.suppress(ReconcilerError):  # an unresolvable platform is reported below
+            early_reads = resolve_platform(project, platform_flag) != LOCAL_PLATFORM
+    if not early_reads:
+        desired, specs = load_desired(project)
+    try:
+        connection = connect_project(project, platform_flag=platform_flag, workspace_flag=workspace_flag)
+        state = load_state(project.root / project.settings.state_file)
+    except ReconcilerError:
+        if early_reads:
+            load_desired(project)  # a spec error is still the one reported
+        raise
     client, platform, owner = connection.client, connection.platform, connection.owner
     workspace, identity = connection.workspace, connection.identity
-    state = load_state(project.root / project.settings.state_file)
     machine = MachineCache.open(platform=platform, scope=workspace or identity or "", owner=owner)
     # earlier versions let a named workspace win over the repository identity as the owner
     legacy = workspace if workspace and not project.settings.owner and workspace != owner else None
     async with client:
-        yield RepoSession(project, platform, owner, client, desired, specs, state, machine=machine, legacy_owner=legacy)
+        owners = Ownership(client, state, machine, owner, legacy_owner=legacy)
+        early = EarlyReads(owners) if early_reads else None
+        try:
+            if early_reads:
+                # spec files parse on a worker thread while the event loop serves the early reads
+                desired, specs = await asyncio.to_thread(load_desired, project)
+            session = RepoSession(
+                project, platform, owner, client, desired, specs, state, machine=machine, legacy_owner=legacy,
+                early=early, known_owners=owners,
+            )  # fmt: skip
+            yield session
+        finally:
+            if early is not None:
+                await early.close()
