@@ -9,6 +9,8 @@ it has never seen, once per machine, even though `plan` never writes the state f
 - `ours`: the markers of our runs this machine has read (what `apply` would commit to the
   state file), and `agents`: what our finished runs ran. The state file wins where both know
   a run; a stop reads the marker from the platform again whatever either says (engine/apply.py).
+- `benchmarks`: the id of each benchmark ref the specs used, so a plan without a state file
+  can start its reads before the specs are loaded (engine/observe.EarlyReads).
 
 Location: `$RECONCILER_CACHE_DIR`, else `$XDG_CACHE_HOME/reconciler`, else
 `~/.cache/reconciler`; one file per platform URL, scope and owner. An unreadable cache is
@@ -51,6 +53,7 @@ class MachineCache:
         legacy: dict[str, str] | None = None,
         ours: dict[str, str] | None = None,
         agents: dict[str, object] | None = None,
+        benchmarks: dict[str, str] | None = None,
     ) -> None:
         self.path = path
         self.key = key
@@ -61,6 +64,7 @@ class MachineCache:
         self.ours = ours or {}
         # run id -> `RunAgents` as JSON (validated where it is read: engine/observe.py)
         self.agents = agents or {}
+        self.benchmarks = benchmarks or {}  # benchmark ref -> id
         self._saved = self._snapshot()
 
     @classmethod
@@ -75,8 +79,8 @@ class MachineCache:
         """A cache that lives as long as the process (nothing is read or written)."""
         return cls(None, {}, set())
 
-    def _snapshot(self) -> tuple[set[str], dict[str, str], dict[str, str], dict[str, object]]:
-        return set(self.not_ours), dict(self.legacy), dict(self.ours), dict(self.agents)
+    def _snapshot(self) -> tuple[set[str], dict[str, str], dict[str, str], dict[str, object], dict[str, str]]:
+        return set(self.not_ours), dict(self.legacy), dict(self.ours), dict(self.agents), dict(self.benchmarks)
 
     def save(self) -> None:
         if self.path is None or self._snapshot() == self._saved:
@@ -88,6 +92,7 @@ class MachineCache:
             "legacy": self.legacy,
             "ours": self.ours,
             "agents": self.agents,
+            "benchmarks": self.benchmarks,
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,7 +112,7 @@ class MachineCache:
         self._saved = self._snapshot()
 
 
-_Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object]]
+_Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object], dict[str, str]]
 
 
 def _read(path: Path, key: dict[str, str]) -> _Entries:
@@ -115,16 +120,20 @@ def _read(path: Path, key: dict[str, str]) -> _Entries:
     try:
         doc = json_text.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        return set(), {}, {}, {}
+        return set(), {}, {}, {}, {}
     if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION:
-        return set(), {}, {}, {}
+        return set(), {}, {}, {}, {}
     if any(doc.get(k) != v for k, v in key.items()):
-        return set(), {}, {}, {}
+        return set(), {}, {}, {}, {}
     runs, legacy, ours, agents = doc.get("not_ours"), doc.get("legacy"), doc.get("ours"), doc.get("agents")
     not_ours = {r for r in runs if isinstance(r, str)} if isinstance(runs, list) else set()
     mine = _refs(ours, lambda r: r not in not_ours)
     ran = {k: v for k, v in agents.items() if k in mine} if isinstance(agents, dict) else {}
-    return not_ours, _refs(legacy, not_ours.__contains__), mine, ran
+    known = doc.get("benchmarks")
+    ids = (
+        {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(known, dict) else {}
+    )
+    return not_ours, _refs(legacy, not_ours.__contains__), mine, ran, ids
 
 
 def _refs(value: object, keep: Callable[[str], bool]) -> dict[str, str]:

@@ -184,6 +184,7 @@ class Ownership:
             for run_id, ran in self.state.run_agents.items()
             if run_id in self.machine.ours
         }
+        self.machine.benchmarks = dict(self.state.benchmark_ids)
         self.machine.save()
 
     def ours(self, run_id: str) -> Marker | None:
@@ -285,8 +286,9 @@ class RunFilter:
 class EarlyReads:
     """Reads a plan will make that need no spec, started while the spec files load.
 
-    From the state file alone: each benchmark it knows by ref, the run listing of each benchmark
-    id it names (filtered as `RunFilter` filters when no spec adopts a run) and the secret names.
+    From the state file (or this machine's cache) alone: each benchmark it knows by ref, the run
+    listing of each benchmark id it names (filtered as `RunFilter` filters when no spec adopts a
+    run) and the secret names.
     `observe` awaits the ones that match what the specs ask for and reads the rest itself;
     `close` cancels what nobody awaited. Nothing here writes: a read that was not needed costs
     requests, never a change.
@@ -295,10 +297,9 @@ class EarlyReads:
     def __init__(self, ownership: Ownership) -> None:
         client, state = ownership.client, ownership.state
         keep = RunFilter(ownership).keep
-        ids = set(state.benchmark_ids.values()) | {r.benchmark_id for r in state.specs.values() if r.benchmark_id}
-        self.benchmarks = {
-            ref: asyncio.ensure_future(benchmark_detail(client, ref)) for ref in sorted(state.benchmark_ids)
-        }
+        known = {**ownership.machine.benchmarks, **state.benchmark_ids}  # the state file wins
+        ids = set(known.values()) | {r.benchmark_id for r in state.specs.values() if r.benchmark_id}
+        self.benchmarks = {ref: asyncio.ensure_future(benchmark_detail(client, ref)) for ref in sorted(known)}
         self.scans = {bid: asyncio.ensure_future(client.scan_runs(benchmark_id=bid, keep=keep)) for bid in sorted(ids)}
         self.secrets = asyncio.ensure_future(client.list_secrets(scope="all"))
 

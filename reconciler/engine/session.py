@@ -121,8 +121,9 @@ async def open_session(
 
     Invalid specs are reported before anything else is looked at, as `validate` would. With
     `early_reads` (for a command that observes at once) and a platform URL, the reads the state
-    file names are started before the spec files load (engine/observe.EarlyReads): a plan of
-    1,000 specs against 10,000 runs then reads its run listing while it parses the specs.
+    file (or this machine's cache) names are started before the spec files load
+    (engine/observe.EarlyReads): a plan of 1,000 specs against 10,000 runs then reads its run
+    listing while it parses the specs.
     """
     from .connection import connect_project
 

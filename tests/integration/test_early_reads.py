@@ -88,6 +88,14 @@ def test_reading_early_observes_the_same_world(project: Project) -> None:
     assert facts(observe(project, early_reads=True)) == facts(observe(project, early_reads=False))
 
 
+def test_a_fresh_checkout_reads_early_from_what_this_machine_knows_and_observes_the_same(project: Project) -> None:
+    submit_unmarked(project)
+    (project.root / ".reconciler/state.json").unlink()  # a fresh checkout on the same machine
+    early = observe(project, early_reads=True)
+    assert facts(early) == facts(observe(project, early_reads=False))
+    assert [r.marker.spec_id for r in early.runs if r.marker] == ["tb-smoke"]
+
+
 @pytest.mark.parametrize(
     "url", ["https://127.0.0.1:9", "http://platform.example"], ids=["unreachable", "refused-insecure-url"]
 )

@@ -82,9 +82,11 @@ def test_markers_of_our_runs_are_remembered_beside_the_runs_that_are_not_ours(ca
     cache = MachineCache.open(platform="p", scope="s", owner="o")
     cache.not_ours.add("r1")
     cache.ours["r2"] = "runs/a@0123456789abcdef"
+    cache.benchmarks["terminal-bench-2-1"] = "b1"
     cache.save()
     again = MachineCache.open(platform="p", scope="s", owner="o")
     assert again.not_ours == {"r1"} and again.ours == {"r2": "runs/a@0123456789abcdef"}
+    assert again.benchmarks == {"terminal-bench-2-1": "b1"}
 
 
 @pytest.mark.parametrize("entry", [None, 7, "no-at-sign", ["runs/a@f"]])
