@@ -120,9 +120,10 @@ def seed(db: Path, repo: Path, runs: int) -> None:
             answer.raise_for_status()
 
 
-def serve(db: Path, latency_ms: float) -> tuple[subprocess.Popen[str], str]:
+def serve(db: Path, latency_ms: float, *, token: str = "perf", speed: float = 1) -> tuple[subprocess.Popen[str], str]:
+    """`reconciler platform serve` on a free port of 127.0.0.1, over `db`; returns the process and its URL."""
     cmd = [sys.executable, "-m", "reconciler.cli", "platform", "serve", "--port", "0", "--db", str(db),
-           "--token", "perf", "--speed", "1", "--latency-ms", str(latency_ms)]  # fmt: skip
+           "--token", token, "--speed", f"{speed:g}", "--latency-ms", str(latency_ms)]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import time
 from pathlib import Path
 
 from reconciler.core.shards import by_spec_id
+from tests.perf import bench_plan
 from tests.perf.bench_plan import task_names
 
 TOKEN = "perf"
@@ -73,16 +73,7 @@ def make_repo(root: Path, size: int) -> list[str]:
 
 
 def serve(db: Path, latency_ms: float) -> tuple[subprocess.Popen[str], str]:
-    cmd = [sys.executable, "-m", "reconciler.cli", "platform", "serve", "--port", "0", "--db", str(db),
-           "--token", TOKEN, "--speed", "100000", "--latency-ms", str(latency_ms)]  # fmt: skip
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    match = re.search(r"serving on (\S+)", line)
-    if not match:
-        proc.kill()
-        raise SystemExit(f"platform serve did not start: {line!r}")
-    return proc, match.group(1)
+    return bench_plan.serve(db, latency_ms, token=TOKEN, speed=100000)
 
 
 def reconcile(repo: Path, url: str, *args: str) -> float:
