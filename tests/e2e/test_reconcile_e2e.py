@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ import pytest
 
 from reconciler.core import scoring
 from tests.e2e.remote_race import clone_behind_origin
+from tests.local_cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -24,14 +23,6 @@ pytestmark = pytest.mark.slow
 
 def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler.cli", *args],
-        cwd=root, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 def make_repo(root: Path) -> Path:

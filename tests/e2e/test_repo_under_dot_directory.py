@@ -3,26 +3,17 @@ only path parts below the specs folder hide a file."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from reconciler.specs.loader import discover
+from tests.local_cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
-
-
-def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler.cli", *args],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 @pytest.fixture(params=[".hidden/repo", ".cache/x/repo", ".worktrees/a"])

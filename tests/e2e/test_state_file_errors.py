@@ -3,13 +3,13 @@ the problem is, exit 1, nothing changed, never a traceback (the CLI as a subproc
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.local_cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -42,11 +42,7 @@ def test_an_unreadable_state_file_is_one_error_naming_where_and_changes_nothing(
 ) -> None:
     state = root / ".reconciler/state.json"
     state.write_text(content)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_"))}
-    done = subprocess.run(
-        [sys.executable, "-m", "reconciler.cli", "apply", "--auto-approve"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = cli(root, "apply", "--auto-approve")
     assert done.returncode == 1
     assert f"state file {state} is unreadable: {says}" in done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
@@ -58,11 +54,7 @@ def test_a_state_file_setting_that_names_a_users_file_never_advises_deleting_it(
     settings = root / "reconciler.toml"
     settings.write_text(f'state_file = "{named}"\n' + settings.read_text())
     before = settings.read_text()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_"))}
-    done = subprocess.run(
-        [sys.executable, "-m", "reconciler.cli", "plan"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = cli(root, "plan")
     assert done.returncode == 1
     assert f"state_file in reconciler.toml names {named}, which is not a reconciler state file" in done.stderr
     assert "delete it" not in done.stderr and "Traceback" not in done.stderr

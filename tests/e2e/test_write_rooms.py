@@ -6,22 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.local_cli import cli
+
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 TB = "specs/benchmarks/terminal-bench-2-1.toml"
-
-
-def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_"))}
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler.cli", *args],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
 
 
 def git(root: Path, *args: str) -> str:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from reconciler.localplatform import create_app
 from reconciler.localplatform.defaults import DEFAULT_PUBLIC_URL
 from reconciler.localplatform.inprocess import InProcessTransport
 from reconciler.render.leaderboard import parse_rows, render_markdown
+from tests.local_cli import cli
 
 API = "/api/cli"
 FINISH = {"LOCALPLATFORM_FORCE_STATUS": "finished"}
@@ -121,11 +120,7 @@ def test_apply_reports_the_billing_refusal_and_exits_non_zero(tmp_path: Path) ->
         '[reconcile]\nid = "smoke"\n'
     )
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_"))}
-    done = subprocess.run(
-        [sys.executable, "-m", "reconciler.cli", "apply", "--auto-approve"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    done = cli(root, "apply", "--auto-approve")
     assert done.returncode != 0
     assert "smoke: Workspace 'no-billing' has no valid billing" in done.stdout + done.stderr
     assert "Traceback" not in done.stderr
