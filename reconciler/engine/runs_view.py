@@ -14,7 +14,7 @@ from ..core.identity import Marker
 from ..errors import UsageError
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
-from ..osmosis.models import PassAtK, RunDetail
+from ..osmosis.models import PassAtK, RunDetail, RunItem
 from ..settings import Project
 from ..specs.loader import discover, load_specs
 from ..specs.models import RunSpec
@@ -175,20 +175,9 @@ def run_report(detail: RunDetail, owner: str, adopted_by_spec: str | None = None
         if totals.total_input_tokens is not None or totals.total_output_tokens is not None
         else None
     )
+    label = f"spec {adopted_by_spec}" if adopted_by_spec else None
     return RunReport(
-        id=run.id,
-        name=run.name or run.id,
-        benchmark=run.benchmark_name,
-        status=run.status or "pending",
-        ingested=run.ingested_results or 0,
-        expected=run.expected_results or 0,
-        agents=run.agent_count,
-        best_pass_at_1=run.best_pass_at_1,
-        created_at=run.created_at,
-        owner=f"spec {adopted_by_spec}"
-        if adopted_by_spec
-        else owner_label(marker.owner if marker else None, marker.spec_id if marker else None, owner),
-        platform_url=run.platform_url,
+        **summary(run, marker, owner, label).model_dump(),
         started_at=run.started_at,
         completed_at=run.completed_at,
         duration_seconds=_seconds_between(run.started_at, run.completed_at),
@@ -223,26 +212,27 @@ async def list_workspace_runs(client: OsmosisClient, project: Project, owner: st
     items = await client.list_runs()
     markers = await read_markers(client, [i.id for i in items])
     adopted = await adopted_by(client, project, [(i.id, i.name or i.id) for i in items])
-    rows = []
-    for item in items:
-        marker = markers.get(item.id)
-        label = f"spec {adopted[item.id]}" if item.id in adopted else None
-        rows.append(
-            RunSummary(
-                id=item.id,
-                name=item.name or item.id,
-                benchmark=item.benchmark_name,
-                status=item.status or "pending",
-                ingested=item.ingested_results or 0,
-                expected=item.expected_results or 0,
-                agents=item.agent_count,
-                best_pass_at_1=item.best_pass_at_1,
-                created_at=item.created_at,
-                owner=label or owner_label(marker.owner if marker else None, marker.spec_id if marker else None, owner),
-                platform_url=item.platform_url,
-            )
-        )
-    return rows
+    return [
+        summary(item, markers.get(item.id), owner, f"spec {adopted[item.id]}" if item.id in adopted else None)
+        for item in items
+    ]
+
+
+def summary(item: RunItem, marker: Marker | None, owner: str, label: str | None = None) -> RunSummary:
+    """A run's row; `label` names its owner when a spec adopted it, else its marker does."""
+    return RunSummary(
+        id=item.id,
+        name=item.name or item.id,
+        benchmark=item.benchmark_name,
+        status=item.status or "pending",
+        ingested=item.ingested_results or 0,
+        expected=item.expected_results or 0,
+        agents=item.agent_count,
+        best_pass_at_1=item.best_pass_at_1,
+        created_at=item.created_at,
+        owner=label or owner_label(marker.owner if marker else None, marker.spec_id if marker else None, owner),
+        platform_url=item.platform_url,
+    )
 
 
 async def get_run_or_explain(client: OsmosisClient, ref: str) -> RunDetail:
