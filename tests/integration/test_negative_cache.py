@@ -109,3 +109,31 @@ def test_a_second_plan_without_a_state_file_knows_our_runs_from_the_machine_cach
     again = asyncio.run(observe(refusing_run_details(app), cache()))  # a fresh checkout, same machine
     assert [(r.marker.owner, r.marker.spec_id) for r in again.runs if r.marker] == [(OWNER, "tb-smoke")]
     assert [a.kind for a in plan(desired, again, ONLY_SMOKE).actions] == [ActionKind.WAIT]
+
+
+def test_a_run_wrongly_cached_as_ours_is_never_stopped_and_the_entry_is_dropped(checkout: Checkout) -> None:
+    """A hand-edited cache claims someone else's live run as an older config of tb-smoke: the plan
+    would replace it, but apply reads the marker first, stops nothing, and the claim is forgotten."""
+    app, project, desired, specs = checkout.app, checkout.project, checkout.desired, checkout.specs
+    smoke = next(d for d in desired.runs if d.spec.id == "tb-smoke")
+
+    async def stranger() -> str:
+        async with inprocess_client(app, "neg") as client:
+            return (await client.submit_run(smoke.spec.config.to_payload())).id  # no marker: not ours
+
+    run_id = asyncio.run(stranger())
+    wrong = cache()
+    wrong.ours[run_id] = "tb-smoke@" + "0" * 16
+    wrong.save()
+
+    async def apply_once() -> tuple[ApplyReport, str]:
+        async with inprocess_client(app, "neg") as client:
+            session = RepoSession(project, "local", OWNER, client, desired, specs, State(), machine=cache())
+            observed = await session.observe()
+            report = await Applier(session, observed).run(plan(desired, observed, ONLY_SMOKE))
+            return report, (await client.get_run(run_id)).benchmark_run.status or ""
+
+    report, status = asyncio.run(apply_once())
+    assert any(r.action.run_id == run_id and not r.ok and "not owned" in r.message for r in report.results)
+    assert status in ("pending", "queued", "running")
+    assert run_id not in cache().ours
