@@ -79,8 +79,12 @@ class MachineCache:
         """A cache that lives as long as the process (nothing is read or written)."""
         return cls(None, {}, set())
 
-    def _snapshot(self) -> tuple[set[str], dict[str, str], dict[str, str], dict[str, object], dict[str, str]]:
-        return set(self.not_ours), dict(self.legacy), dict(self.ours), dict(self.agents), dict(self.benchmarks)
+    def _snapshot(self) -> tuple[int, int, dict[str, str], dict[str, str], dict[str, object], dict[str, str]]:
+        # `not_ours` grows to every run of the workspace that is not ours: a copy of it would
+        # cost half a MiB at 10,000 runs, so its size and the sum of its hashes stand for it
+        # (two different sets agreeing on both only skips a save: this file is a speed-up)
+        hashes = sum(map(hash, self.not_ours)) & 0xFFFF_FFFF_FFFF_FFFF
+        return len(self.not_ours), hashes, dict(self.legacy), dict(self.ours), dict(self.agents), dict(self.benchmarks)
 
     def save(self) -> None:
         if self.path is None or self._snapshot() == self._saved:

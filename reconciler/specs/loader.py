@@ -318,7 +318,10 @@ def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
     """Load every file; collect all problems across all files (never stop at the first)."""
     result = LoadResult()
     ids: dict[str, str] = {}
-    run_docs: dict[str, Document] = {}
+    # the text alone locates a key for the diagnostic below; keeping each parsed document
+    # until every file is read would hold its TOML tree beside its model (about 1 MiB per
+    # 1,000 specs at the peak of a plan)
+    run_texts: dict[str, Document] = {}
     root = root.resolve()
     for path in files:
         result.files += 1
@@ -361,14 +364,14 @@ def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
             )
             continue
         ids[spec.id] = display
-        run_docs[spec.id] = doc
+        run_texts[spec.id] = Document(doc.path, {}, doc.text)
         result.run_specs.append(spec)
     # one namespace for `--target` and the state file: a run spec may not take a benchmark spec's id
     taken = {b.id: b.path for b in result.benchmark_specs}
     for spec in [s for s in result.run_specs if s.id in taken]:
         result.run_specs.remove(spec)
         result.diagnostics.append(
-            run_docs[spec.id].at(
+            run_texts[spec.id].at(
                 ("reconcile", "id"),
                 "DUPLICATE_ID",
                 f"spec id {spec.id!r} is the id of the benchmark spec {taken[spec.id]}; give this run spec another [reconcile] id",

@@ -53,6 +53,21 @@ def test_runs_known_not_to_be_ours_are_remembered_per_platform_scope_and_owner(c
     assert list(cache_dir.iterdir()) == [cache.path]
 
 
+def test_a_cache_that_learned_nothing_is_not_rewritten_and_a_swapped_run_is_saved(cache_dir: Path) -> None:
+    cache = MachineCache.open(platform="p", scope="s", owner="o")
+    cache.not_ours.update({"r1", "r2"})
+    cache.save()
+    assert cache.path is not None
+    written = cache.path.stat().st_ino
+    again = MachineCache.open(platform="p", scope="s", owner="o")
+    again.save()
+    assert cache.path.stat().st_ino == written  # a save replaces the file: the same inode means none
+    again.not_ours.discard("r1")
+    again.not_ours.add("r3")  # same size, other run
+    again.save()
+    assert MachineCache.open(platform="p", scope="s", owner="o").not_ours == {"r2", "r3"}
+
+
 def test_an_unreadable_cache_is_an_empty_one(cache_dir: Path) -> None:
     cache = MachineCache.open(platform="p", scope="s", owner="o")
     assert cache.path is not None
