@@ -3,6 +3,7 @@ tests that drive the engine directly rather than through the CLI."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from reconciler.osmosis.asgi_transport import AsgiTransport
@@ -20,3 +21,16 @@ def inprocess_client(app: Any, workspace: str) -> OsmosisClient:
         retry=RetryPolicy.disabled(),
         allow_insecure=True,
     )
+
+
+def refusing_run_details(app: Any) -> Any:
+    """The platform, except that every run-detail request fails: what is learned must come from a cache."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and re.fullmatch(r"/api/cli/benchmark-runs/[^/]+", scope["path"]):
+            await send({"type": "http.response.start", "status": 503, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await app(scope, receive, send)
+
+    return guarded

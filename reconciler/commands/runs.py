@@ -32,7 +32,7 @@ def command(refs: tuple[str, ...], fmt: str, platform: str | None, workspace: st
         ids = await resolve_refs(project, refs, platform=platform, workspace=workspace)
         async with open_client(project, platform_flag=platform, workspace_flag=workspace) as conn:
             if not ids:
-                rows = await list_workspace_runs(conn.client, project, conn.owner)
+                rows = await list_workspace_runs(conn, project)
                 return list_json(rows) if fmt == "json" else render_list(rows)
             details = await asyncio.gather(*(get_run_or_explain(conn.client, ref) for ref in ids))
             runs = [(d.benchmark_run.id, d.benchmark_run.name or d.benchmark_run.id) for d in details]

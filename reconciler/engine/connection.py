@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..osmosis.client import OsmosisClient
 from ..settings import Project, resolve_owner, resolve_platform
+from .machine_cache import MachineCache
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,10 @@ class Connection:
     owner: str  # the ownership marker's owner for this repository (settings.resolve_owner)
     workspace: str | None
     identity: str | None  # the repository's GitHub identity, when it has one
+
+    def machine_cache(self) -> MachineCache:
+        """This machine's cache of who owns which run, for this platform, scope and owner."""
+        return MachineCache.open(platform=self.platform, scope=self.workspace or self.identity or "", owner=self.owner)
 
 
 def connect_project(project: Project, *, platform_flag: str | None, workspace_flag: str | None) -> Connection:

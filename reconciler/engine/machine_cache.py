@@ -5,7 +5,9 @@ edited entry there can only make reconciler ask the platform again, never submit
 This cache is a per-machine speed-up, so that a plan pays one detail request for each run
 it has never seen, once per machine, even though `plan` never writes the state file:
 - `not_ours`: runs that carry no marker of ours. Before a submit these are not trusted
-  (the look-up reads those runs from the platform again).
+  (the look-up reads those runs from the platform again). `foreign`: of those, the ones whose
+  marker names another owner, and that owner (the others carry no marker at all), so that
+  `reconciler runs` can say whose a run is without reading it again.
 - `ours`: the markers of our runs this machine has read (what `apply` would commit to the
   state file), and `agents`: what our finished runs ran. The state file wins where both know
   a run; a stop reads the marker from the platform again whatever either says (engine/apply.py).
@@ -30,7 +32,7 @@ from pathlib import Path
 from .. import json_text
 
 CACHE_DIR_ENV = "RECONCILER_CACHE_DIR"
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: `foreign`; an older file reads as an empty cache
 
 
 def cache_dir() -> Path:
@@ -54,6 +56,7 @@ class MachineCache:
         ours: dict[str, str] | None = None,
         agents: dict[str, object] | None = None,
         benchmarks: dict[str, str] | None = None,
+        foreign: dict[str, str] | None = None,
     ) -> None:
         self.path = path
         self.key = key
@@ -65,6 +68,7 @@ class MachineCache:
         # run id -> `RunAgents` as JSON (validated where it is read: engine/observe.py)
         self.agents = agents or {}
         self.benchmarks = benchmarks or {}  # benchmark ref -> id
+        self.foreign = foreign or {}  # run id (in `not_ours`) -> the other owner its marker names
         self._saved = self._snapshot()
 
     @classmethod
@@ -79,12 +83,22 @@ class MachineCache:
         """A cache that lives as long as the process (nothing is read or written)."""
         return cls(None, {}, set())
 
-    def _snapshot(self) -> tuple[int, int, dict[str, str], dict[str, str], dict[str, object], dict[str, str]]:
+    def _snapshot(
+        self,
+    ) -> tuple[int, int, dict[str, str], dict[str, str], dict[str, object], dict[str, str], dict[str, str]]:
         # `not_ours` grows to every run of the workspace that is not ours: a copy of it would
         # cost half a MiB at 10,000 runs, so its size and the sum of its hashes stand for it
         # (two different sets agreeing on both only skips a save: this file is a speed-up)
         hashes = sum(map(hash, self.not_ours)) & 0xFFFF_FFFF_FFFF_FFFF
-        return len(self.not_ours), hashes, dict(self.legacy), dict(self.ours), dict(self.agents), dict(self.benchmarks)
+        return (
+            len(self.not_ours),
+            hashes,
+            dict(self.legacy),
+            dict(self.ours),
+            dict(self.agents),
+            dict(self.benchmarks),
+            dict(self.foreign),
+        )
 
     def save(self) -> None:
         if self.path is None or self._snapshot() == self._saved:
@@ -97,6 +111,7 @@ class MachineCache:
             "ours": self.ours,
             "agents": self.agents,
             "benchmarks": self.benchmarks,
+            "foreign": {k: v for k, v in self.foreign.items() if k in self.not_ours},
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -116,7 +131,7 @@ class MachineCache:
         self._saved = self._snapshot()
 
 
-_Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object], dict[str, str]]
+_Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object], dict[str, str], dict[str, str]]
 
 
 def _read(path: Path, key: dict[str, str]) -> _Entries:
@@ -124,11 +139,11 @@ def _read(path: Path, key: dict[str, str]) -> _Entries:
     try:
         doc = json_text.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        return set(), {}, {}, {}, {}
+        return _fresh()
     if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION:
-        return set(), {}, {}, {}, {}
+        return _fresh()
     if any(doc.get(k) != v for k, v in key.items()):
-        return set(), {}, {}, {}, {}
+        return _fresh()
     runs, legacy, ours, agents = doc.get("not_ours"), doc.get("legacy"), doc.get("ours"), doc.get("agents")
     not_ours = {r for r in runs if isinstance(r, str)} if isinstance(runs, list) else set()
     mine = _refs(ours, lambda r: r not in not_ours)
@@ -137,7 +152,17 @@ def _read(path: Path, key: dict[str, str]) -> _Entries:
     ids = (
         {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(known, dict) else {}
     )
-    return not_ours, _refs(legacy, not_ours.__contains__), mine, ran, ids
+    others = doc.get("foreign")
+    foreign = (
+        {k: v for k, v in others.items() if isinstance(k, str) and isinstance(v, str) and k in not_ours}
+        if isinstance(others, dict)
+        else {}
+    )
+    return not_ours, _refs(legacy, not_ours.__contains__), mine, ran, ids, foreign
+
+
+def _fresh() -> _Entries:
+    return set(), {}, {}, {}, {}, {}
 
 
 def _refs(value: object, keep: Callable[[str], bool]) -> dict[str, str]:

@@ -190,6 +190,14 @@ class Ownership:
     def ours(self, run_id: str) -> Marker | None:
         return self.state.markers.get(run_id)
 
+    def marker_owner(self, run_id: str) -> tuple[str | None, str | None]:
+        """(owner, spec id) of a run's marker as known here, for a run that needs no reading:
+        ours from the markers; another owner's (spec unknown) or none at all from this machine."""
+        mine = self.state.markers.get(run_id)
+        if mine is not None:
+            return mine.owner, mine.spec_id
+        return self.machine.foreign.get(run_id), None
+
     def needs_reading(self, run_id: str, *, trust_negative: bool) -> bool:
         if run_id in self.state.markers or run_id in self.verified:
             return False
@@ -210,11 +218,16 @@ class Ownership:
             marker = marker_of(detail)
             if marker is None or marker.owner != self.owner:
                 self.machine.not_ours.add(run_id)
+                if marker is None:
+                    self.machine.foreign.pop(run_id, None)
+                else:
+                    self.machine.foreign[run_id] = marker.owner
                 self.state.markers.pop(run_id, None)
                 if marker is not None and marker.owner == self.legacy_owner:
                     self.machine.legacy[run_id] = f"{marker.spec_id}@{marker.fingerprint}"
                 return
             self.machine.not_ours.discard(run_id)
+            self.machine.foreign.pop(run_id, None)
             self.state.markers[run_id] = marker
             if detail.benchmark_run.status == RunStatus.FINISHED and run_id not in self.state.run_agents:
                 ran = agents_of(detail)

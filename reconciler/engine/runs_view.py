@@ -5,12 +5,10 @@ Arguments name a spec id (its newest run owned by this repository) or a run name
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.identity import Marker
 from ..errors import UsageError
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
@@ -18,7 +16,9 @@ from ..osmosis.models import PassAtK, RunDetail, RunItem
 from ..settings import Project
 from ..specs.loader import discover, load_specs
 from ..specs.models import RunSpec
-from .observe import DETAIL_CONCURRENCY, marker_of
+from .connection import Connection
+from .observe import Ownership, marker_of
+from .state import State
 
 
 class _View(BaseModel):
@@ -108,10 +108,12 @@ async def adopted_by(client: OsmosisClient, project: Project, runs: Sequence[tup
 
 
 def owner_label(marker_owner: str | None, marker_spec: str | None, owner: str) -> str:
+    """Whose a run is, by its marker: another owner's is named by owner alone (this machine may
+    remember no more of it than that)."""
+    if marker_owner is not None and marker_owner != owner:
+        return f"other owner {marker_owner}"
     if marker_owner is None or marker_spec is None:
         return "unmanaged"
-    if marker_owner != owner:
-        return f"other owner {marker_owner}"
     return f"spec {marker_spec}"
 
 
@@ -175,9 +177,12 @@ def run_report(detail: RunDetail, owner: str, adopted_by_spec: str | None = None
         if totals.total_input_tokens is not None or totals.total_output_tokens is not None
         else None
     )
-    label = f"spec {adopted_by_spec}" if adopted_by_spec else None
+    if adopted_by_spec:
+        label = f"spec {adopted_by_spec}"
+    else:
+        label = owner_label(marker.owner if marker else None, marker.spec_id if marker else None, owner)
     return RunReport(
-        **summary(run, marker, owner, label).model_dump(),
+        **summary(run, label).model_dump(),
         started_at=run.started_at,
         completed_at=run.completed_at,
         duration_seconds=_seconds_between(run.started_at, run.completed_at),
@@ -191,35 +196,32 @@ def run_report(detail: RunDetail, owner: str, adopted_by_spec: str | None = None
     )
 
 
-async def read_markers(client: OsmosisClient, run_ids: list[str]) -> dict[str, Marker | None]:
-    """Each run's ownership marker, whoever owns it, read from its detail within a bound."""
-    gate = asyncio.Semaphore(DETAIL_CONCURRENCY)
-    out: dict[str, Marker | None] = {}
+async def list_workspace_runs(connection: Connection, project: Project) -> list[RunSummary]:
+    """Every run of the workspace, newest first, each with who owns it.
 
-    async def one(run_id: str) -> None:
-        async with gate:
-            try:
-                out[run_id] = marker_of(await client.get_run(run_id))
-            except NotFound:
-                out[run_id] = None
-
-    await asyncio.gather(*(one(r) for r in run_ids))
-    return out
-
-
-async def list_workspace_runs(client: OsmosisClient, project: Project, owner: str) -> list[RunSummary]:
-    """Every run of the workspace, newest first, each with who owns it (read from each run's marker)."""
+    A run's marker never changes once the run exists, so this machine's cache answers for
+    every run it has read before (by `plan` or here) and only the others are read; what they
+    tell is kept for the next look. Nothing acts on these answers: they label rows."""
+    client, owner = connection.client, connection.owner
+    machine = connection.machine_cache()
+    # no state file: a look-around command does not need one; the cache's benchmark ids are
+    # handed back as they were, since `remember` keeps the ones the state names
+    owners = Ownership(client, State(benchmark_ids=dict(machine.benchmarks)), machine, owner)
     items = await client.list_runs()
-    markers = await read_markers(client, [i.id for i in items])
+    await owners.read([i.id for i in items if owners.needs_reading(i.id, trust_negative=True)])
+    owners.remember()
     adopted = await adopted_by(client, project, [(i.id, i.name or i.id) for i in items])
     return [
-        summary(item, markers.get(item.id), owner, f"spec {adopted[item.id]}" if item.id in adopted else None)
+        summary(
+            item,
+            f"spec {adopted[item.id]}" if item.id in adopted else owner_label(*owners.marker_owner(item.id), owner),
+        )
         for item in items
     ]
 
 
-def summary(item: RunItem, marker: Marker | None, owner: str, label: str | None = None) -> RunSummary:
-    """A run's row; `label` names its owner when a spec adopted it, else its marker does."""
+def summary(item: RunItem, label: str) -> RunSummary:
+    """A run's row; `label` names its owner (`owner_label`, or the spec that adopted it)."""
     return RunSummary(
         id=item.id,
         name=item.name or item.id,
@@ -230,7 +232,7 @@ def summary(item: RunItem, marker: Marker | None, owner: str, label: str | None 
         agents=item.agent_count,
         best_pass_at_1=item.best_pass_at_1,
         created_at=item.created_at,
-        owner=label or owner_label(marker.owner if marker else None, marker.spec_id if marker else None, owner),
+        owner=label,
         platform_url=item.platform_url,
     )
 

@@ -143,8 +143,8 @@ async def open_session(
             load_desired(project)  # a spec error is still the one reported
         raise
     client, platform, owner = connection.client, connection.platform, connection.owner
-    workspace, identity = connection.workspace, connection.identity
-    machine = MachineCache.open(platform=platform, scope=workspace or identity or "", owner=owner)
+    workspace = connection.workspace
+    machine = connection.machine_cache()
     # earlier versions let a named workspace win over the repository identity as the owner
     legacy = workspace if workspace and not project.settings.owner and workspace != owner else None
     async with client:

@@ -4,7 +4,6 @@ saying a run is not ours may shape a plan, but it never lets apply submit a conf
 from __future__ import annotations
 
 import asyncio
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from reconciler.engine.state import State
 from reconciler.localplatform.app import create_app
 from reconciler.settings import Project, load_project
 from reconciler.specs.loader import LoadResult
-from tests.inprocess_client import inprocess_client
+from tests.inprocess_client import inprocess_client, refusing_run_details
 
 REPO = Path(__file__).resolve().parents[2]
 OWNER = "acme/evals"
@@ -75,19 +74,6 @@ def test_a_run_wrongly_cached_as_not_ours_is_adopted_not_submitted_again(checkou
     assert result.action.kind is ActionKind.SUBMIT  # the plan trusted the cache ...
     assert result.adopted and runs == [first]  # ... the submit did not
     assert first not in cache().not_ours
-
-
-def refusing_run_details(app: Any) -> Any:
-    """The platform, except that every run-detail request fails: what is learned must come from a cache."""
-
-    async def guarded(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and re.fullmatch(r"/api/cli/benchmark-runs/[^/]+", scope["path"]):
-            await send({"type": "http.response.start", "status": 503, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        await app(scope, receive, send)
-
-    return guarded
 
 
 def test_a_second_plan_without_a_state_file_knows_our_runs_from_the_machine_cache(checkout: Checkout) -> None:

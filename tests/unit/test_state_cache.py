@@ -10,7 +10,7 @@ import pytest
 
 from reconciler.core.identity import Marker
 from reconciler.core.world import RunAgents
-from reconciler.engine.machine_cache import CACHE_DIR_ENV, MachineCache
+from reconciler.engine.machine_cache import CACHE_DIR_ENV, CACHE_VERSION, MachineCache
 from reconciler.engine.observe import Ownership
 from reconciler.engine.state import State, load_state
 from reconciler.osmosis.client import OsmosisClient
@@ -110,7 +110,7 @@ def test_a_garbled_entry_of_ours_reads_as_unknown(cache_dir: Path, entry: object
     assert cache.path is not None
     cache_dir.mkdir(parents=True)
     doc = {
-        "version": 2,
+        "version": CACHE_VERSION,
         "platform": "p",
         "scope": "s",
         "owner": "o",
@@ -125,7 +125,14 @@ def test_a_run_the_cache_calls_both_ours_and_not_ours_is_not_trusted_as_ours(cac
     cache = MachineCache.open(platform="p", scope="s", owner="o")
     assert cache.path is not None
     cache_dir.mkdir(parents=True)
-    doc = {"version": 2, "platform": "p", "scope": "s", "owner": "o", "not_ours": ["r1"], "ours": {"r1": "a@f"}}
+    doc = {
+        "version": CACHE_VERSION,
+        "platform": "p",
+        "scope": "s",
+        "owner": "o",
+        "not_ours": ["r1"],
+        "ours": {"r1": "a@f"},
+    }
     cache.path.write_text(json.dumps(doc))
     again = MachineCache.open(platform="p", scope="s", owner="o")
     assert again.ours == {} and again.not_ours == {"r1"}
@@ -141,3 +148,19 @@ def test_what_our_finished_runs_ran_is_remembered_and_a_garbled_entry_is_read_ag
     Ownership(client, state, MachineCache.open(platform="p", scope="s", owner="acme/evals"), "acme/evals")
     assert state.run_agents == {"r1": RunAgents(selection=False, agents=(("codex", "gpt-5.2"),))}
     assert set(state.markers) == {"r1", "r2"}
+
+
+def test_another_owner_is_kept_only_for_a_run_listed_as_not_ours_and_named_by_a_string(cache_dir: Path) -> None:
+    cache = MachineCache.open(platform="p", scope="s", owner="o")
+    assert cache.path is not None
+    cache_dir.mkdir(parents=True)
+    doc = {
+        "version": CACHE_VERSION,
+        "platform": "p",
+        "scope": "s",
+        "owner": "o",
+        "not_ours": ["r1", "r2"],
+        "foreign": {"r1": "acme/other", "r2": 7, "r3": "acme/other"},
+    }
+    cache.path.write_text(json.dumps(doc))
+    assert MachineCache.open(platform="p", scope="s", owner="o").foreign == {"r1": "acme/other"}
