@@ -20,11 +20,10 @@ import json
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from ..specs.models import MARKER_ENV_PREFIX
 from ..specs.run_config import RunConfig
 from ..specs.spec_ids import spec_id_problem
+from ..values import Value
 
 OWNER_ENV = "RECONCILER_OWNER"
 SPEC_ENV = "RECONCILER_SPEC"
@@ -33,9 +32,7 @@ FINGERPRINT_LENGTH = 16
 _FINGERPRINT = re.compile(r"[0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"}")
 
 
-class Marker(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Marker(Value):
     owner: str
     spec_id: str
     fingerprint: str

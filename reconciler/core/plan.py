@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from ..specs import rules
 from ..specs.diagnostics import Severity, dotted
 from ..specs.models import BenchmarkSpec, LeaderboardTable, RunSpec
+from ..values import Value
 from . import adopt
 from .cost import Cost, agent_key, agent_models, estimate_cost, is_full_run
 from .identity import canonical_json
@@ -69,9 +70,7 @@ CHANGING = frozenset(
 )
 
 
-class Action(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class Action(Value):
     kind: ActionKind
     spec_id: str | None = None
     benchmark: str | None = None

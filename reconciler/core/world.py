@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ..specs.models import BenchmarkSpec, RunSpec
 from ..specs.rules import BenchmarkFacts
+from ..values import Value
 from .identity import Marker
 
 
@@ -30,8 +31,8 @@ HAS_OUTPUTS = frozenset({RunStatus.RUNNING, *TERMINAL})
 NO_OUTPUTS_YET = frozenset({RunStatus.PENDING, RunStatus.QUEUED})  # the platform answers 409 for outputs
 
 
-class _Value(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class _Value(Value):
+    """A frozen value of the world model (reconciler/values.py)."""
 
 
 class RunAgents(_Value):

@@ -80,6 +80,10 @@ class RepoSession:
         finally:
             if early is not None:
                 await early.close()
+        # one turn of the event loop: the done-callbacks of the reads just gathered still hold
+        # their results (a run listing: 2.5 MiB at 10,000 runs) until the loop runs them, and a
+        # plan computes its actions without yielding to it
+        await asyncio.sleep(0)
         observed = await with_adoptions(self.client, self.desired, observed, self.state, self.outputs_root)
         self.adopted = settle_intents(self.state, observed)
         return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from ..safe_paths import path_problem
+from ..values import Value
 from .run_config import RunConfig
 
 OutputType = Literal["summary", "results", "artifacts", "logs", "all"]
@@ -16,7 +17,7 @@ SPEC_ID_PATTERN = r"^[a-z0-9][a-z0-9._/-]{0,127}$"
 MARKER_ENV_PREFIX = "RECONCILER_"  # reserved: the ownership marker (reconciler.core.identity) lives here
 
 
-class _Table(BaseModel):
+class _Table(Value):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 

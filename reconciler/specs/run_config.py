@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, ValidatorFunctionWrapHandler, model_validator
+
+from ..values import Value
 
 
-class _Table(BaseModel):
+class _Table(Value):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
