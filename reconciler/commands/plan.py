@@ -86,7 +86,7 @@ def command(
     from ..engine.operations import make_plan
     from ..errors import ExitCode, ReconcilerError
     from ..github.actions import in_actions
-    from ..render.plan_text import fresh_local_note, plan_document, render_json, render_text
+    from ..render.plan_text import fresh_local_note, plan_document, render_text, write_json
     from ..settings import LOCAL_PLATFORM, load_project, resolve_platform
     from ._common import run_async
 
@@ -133,7 +133,7 @@ def command(
         review_md = render_review_markdown(review, plan)
     if fmt == "json":
         if review is None:
-            click.echo(render_json(plan), nl=False)
+            write_json(plan, sys.stdout)
         else:
             import json
 

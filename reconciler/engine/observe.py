@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -373,12 +374,12 @@ async def observe(
         early.secrets if early is not None else client.list_secrets(scope="all"),
     )
     items: dict[str, RunItem] = {}
-    listed: set[str] = set()
     for scan in scans:
         for item in scan.items:
             items.setdefault(item.id, item)
-        listed |= scan.others
-    listed |= items.keys()
+    # the ids of runs that are not ours, counted where they lie: a union of the listings would
+    # copy up to every run of the workspace (one listing, the usual case, is its own union)
+    others = scans[0].others if len(scans) == 1 else set().union(*(scan.others for scan in scans)) - items.keys()
     unknown = [r for r in items if ownership.needs_reading(r, trust_negative=True)]
     agents_missing = [
         r
@@ -402,7 +403,7 @@ async def observe(
     return Observed(
         owner=owner,
         runs=runs,
-        others=len(listed) - len(runs),
+        others=len(others) + len(items) - len(runs),
         benchmarks=benchmarks,
         secrets=frozenset(s.name for s in secrets),
         downloaded=downloaded,
@@ -411,7 +412,9 @@ async def observe(
         legacy_owner=ownership.legacy_owner,
         legacy=frozenset(
             tuple(ownership.machine.legacy[r].rpartition("@")[::2])
-            for r in listed
-            if ownership.legacy_owner and r in ownership.machine.legacy
-        ),
+            for r in itertools.chain(others, items)
+            if r in ownership.machine.legacy
+        )
+        if ownership.legacy_owner
+        else frozenset(),
     )

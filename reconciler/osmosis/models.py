@@ -10,7 +10,7 @@ and a missing or null list/bool takes its documented default.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -445,4 +445,4 @@ class RunScan(WireModel):
     """A run listing read through a filter: the runs kept as models, and the ids of the others."""
 
     items: tuple[RunItem, ...] = ()
-    others: frozenset[str] = frozenset()
+    others: Set[str] = frozenset()  # never copied: up to every run of the workspace
