@@ -6,9 +6,11 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..osmosis.client import OsmosisClient
-from ..settings import Project, resolve_owner, resolve_platform
+from ..osmosis.connect import local_database
+from ..settings import LOCAL_PLATFORM, Project, resolve_owner, resolve_platform
 from .machine_cache import MachineCache
 
 
@@ -21,10 +23,15 @@ class Connection:
     owner: str  # the ownership marker's owner for this repository (settings.resolve_owner)
     workspace: str | None
     identity: str | None  # the repository's GitHub identity, when it has one
+    # the database of `platform = "local"`: each one numbers its runs from the same seed, so two
+    # checkouts must not share what their machine cache says about a run id
+    local_database: Path | None = None
 
     def machine_cache(self) -> MachineCache:
-        """This machine's cache of who owns which run, for this platform, scope and owner."""
-        return MachineCache.open(platform=self.platform, scope=self.workspace or self.identity or "", owner=self.owner)
+        """This machine's cache of who owns which run, for this platform (this local database),
+        scope and owner."""
+        platform = self.platform if self.local_database is None else f"{self.platform}:{self.local_database}"
+        return MachineCache.open(platform=platform, scope=self.workspace or self.identity or "", owner=self.owner)
 
 
 def connect_project(project: Project, *, platform_flag: str | None, workspace_flag: str | None) -> Connection:
@@ -45,7 +52,8 @@ def connect_project(project: Project, *, platform_flag: str | None, workspace_fl
         # the platform takes one scope: a named workspace, else the repository identity
         git_identity=None if workspace else identity,
     )
-    return Connection(client, platform, owner, workspace, identity)
+    database = local_database(project.root).resolve() if platform == LOCAL_PLATFORM else None
+    return Connection(client, platform, owner, workspace, identity, database)
 
 
 @asynccontextmanager

@@ -104,3 +104,22 @@ def test_a_plan_knows_the_runs_a_look_read(app: Any, project: Project) -> None:
     observed = asyncio.run(observe())
     assert [(r.marker.owner, r.marker.spec_id) for r in observed.runs if r.marker] == [(OWNER, "tb-smoke")]
     assert observed.others == 2
+
+
+def test_two_checkouts_on_the_local_platform_keep_apart_what_they_learned(tmp_path: Path) -> None:
+    """Each local database numbers its runs from the same seed: the same run id in two checkouts
+    is two different runs, so what one checkout learned must not label the other's."""
+    from reconciler.engine.connection import connect_project
+
+    paths = []
+    for name in ("a", "b"):
+        root = tmp_path / name
+        (root / "specs").mkdir(parents=True)
+        (root / "reconciler.toml").write_text(f'workspace = "look"\nowner = "{OWNER}"\n')
+        conn = connect_project(load_project(root), platform_flag="local", workspace_flag=None)
+        cache = conn.machine_cache()
+        cache.not_ours.add("run-1")
+        cache.save()
+        paths.append(cache.path)
+    assert paths[0] != paths[1]
+    assert all(path is not None and path.is_file() for path in paths)
