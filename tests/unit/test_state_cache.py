@@ -4,6 +4,7 @@ not ours lives outside the repository and is never worth failing for."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -104,37 +105,24 @@ def test_markers_of_our_runs_are_remembered_beside_the_runs_that_are_not_ours(ca
     assert again.benchmarks == {"terminal-bench-2-1": "b1"}
 
 
-@pytest.mark.parametrize("entry", [None, 7, "no-at-sign", ["runs/a@f"]])
-def test_a_garbled_entry_of_ours_reads_as_unknown(cache_dir: Path, entry: object) -> None:
+def hand_written(entries: Mapping[str, object]) -> MachineCache:
+    """This machine's cache for platform p, scope s and owner o, as a file holding `entries`
+    would read (written as a hand edit would leave it)."""
     cache = MachineCache.open(platform="p", scope="s", owner="o")
     assert cache.path is not None
-    cache_dir.mkdir(parents=True)
-    doc = {
-        "version": CACHE_VERSION,
-        "platform": "p",
-        "scope": "s",
-        "owner": "o",
-        "not_ours": [],
-        "ours": {"r1": "a@f", "r2": entry},
-    }
+    cache.path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"version": CACHE_VERSION, "platform": "p", "scope": "s", "owner": "o", **entries}
     cache.path.write_text(json.dumps(doc))
-    assert MachineCache.open(platform="p", scope="s", owner="o").ours == {"r1": "a@f"}
+    return MachineCache.open(platform="p", scope="s", owner="o")
+
+
+@pytest.mark.parametrize("entry", [None, 7, "no-at-sign", ["runs/a@f"]])
+def test_a_garbled_entry_of_ours_reads_as_unknown(cache_dir: Path, entry: object) -> None:
+    assert hand_written({"not_ours": [], "ours": {"r1": "a@f", "r2": entry}}).ours == {"r1": "a@f"}
 
 
 def test_a_run_the_cache_calls_both_ours_and_not_ours_is_not_trusted_as_ours(cache_dir: Path) -> None:
-    cache = MachineCache.open(platform="p", scope="s", owner="o")
-    assert cache.path is not None
-    cache_dir.mkdir(parents=True)
-    doc = {
-        "version": CACHE_VERSION,
-        "platform": "p",
-        "scope": "s",
-        "owner": "o",
-        "not_ours": ["r1"],
-        "ours": {"r1": "a@f"},
-    }
-    cache.path.write_text(json.dumps(doc))
-    again = MachineCache.open(platform="p", scope="s", owner="o")
+    again = hand_written({"not_ours": ["r1"], "ours": {"r1": "a@f"}})
     assert again.ours == {} and again.not_ours == {"r1"}
 
 
@@ -151,16 +139,5 @@ def test_what_our_finished_runs_ran_is_remembered_and_a_garbled_entry_is_read_ag
 
 
 def test_another_owner_is_kept_only_for_a_run_listed_as_not_ours_and_named_by_a_string(cache_dir: Path) -> None:
-    cache = MachineCache.open(platform="p", scope="s", owner="o")
-    assert cache.path is not None
-    cache_dir.mkdir(parents=True)
-    doc = {
-        "version": CACHE_VERSION,
-        "platform": "p",
-        "scope": "s",
-        "owner": "o",
-        "not_ours": ["r1", "r2"],
-        "foreign": {"r1": "acme/other", "r2": 7, "r3": "acme/other"},
-    }
-    cache.path.write_text(json.dumps(doc))
-    assert MachineCache.open(platform="p", scope="s", owner="o").foreign == {"r1": "acme/other"}
+    entries = {"not_ours": ["r1", "r2"], "foreign": {"r1": "acme/other", "r2": 7, "r3": "acme/other"}}
+    assert hand_written(entries).foreign == {"r1": "acme/other"}
