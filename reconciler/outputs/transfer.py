@@ -11,8 +11,11 @@
 2. The body streams into the partial chunk by chunk (memory stays flat in the file size);
    more bytes than the manifest lists is an error. At most `network_slots` files are on the
    network at once (when set); step 3 holds no slot.
-3. A complete partial is fsynced (on one of FSYNC_THREADS threads, as fsync waits for the
-   disk; a cancelled download closes the file once its fsync is over) and then renamed over the target. Each folder is created
+3. A complete partial is made durable, then renamed over the target. On Linux 5.8 and later
+   partials are made durable in groups (group commit): one `syncfs` per filesystem for every
+   partial that completed while the previous group was being written, on a worker thread.
+   Elsewhere each partial is fsynced on one of FSYNC_THREADS threads. A cancelled download
+   closes the file once that is over. Each folder is created
    once and checked right then to still resolve inside the run folder. A folder that already
    existed is listed once; partials of other versions of a file found there are removed when
    the file lands, unless another process holds them.
@@ -37,6 +40,7 @@ import functools
 import os
 import re
 import stat
+import sys
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -128,6 +132,8 @@ class Transfer:
         self.on_bytes = on_bytes or (lambda n: None)
         self._network = asyncio.Semaphore(network_slots) if network_slots else None
         self._syncing = ThreadPoolExecutor(max_workers=FSYNC_THREADS, thread_name_prefix="fsync")
+        syncfs = group_syncfs()
+        self._group = _GroupSync(self._syncing, syncfs) if syncfs is not None else None
         self._root = os.fspath(run_dir)
         self._folders: set[str] = set()  # created and checked
         self._partials: dict[str, set[str]] = {}  # folder -> names of the partials it held when first seen
@@ -154,13 +160,12 @@ class Transfer:
                 async with self._network:
                     await self._loop(item, url, fd, kept, outcome)
             if outcome.error is None:
-                durable = functools.partial(_make_durable, fd, item.size <= RELEASE_CACHE_UP_TO)
-                syncing = asyncio.get_running_loop().run_in_executor(self._syncing, durable)
+                syncing = self._durable(fd, item.size <= RELEASE_CACHE_UP_TO)
                 try:
                     await asyncio.shield(syncing)
                 except asyncio.CancelledError:
-                    closed = True  # the fsync still runs: the file is closed once it is over
-                    syncing.add_done_callback(lambda _: os.close(fd))
+                    closed = True  # the sync still runs: the file is closed once it is over
+                    syncing.add_done_callback(functools.partial(_close_when_synced, fd))
                     raise
                 _land(item, self._stale(item))
         except _Fail as failed:
@@ -178,6 +183,12 @@ class Transfer:
     def close(self) -> None:
         """Let the fsync threads exit (call once every fetch has returned)."""
         self._syncing.shutdown(wait=False)
+
+    def _durable(self, fd: int, release: bool) -> asyncio.Future[None]:
+        """Done once the partial's bytes are on disk (see step 3)."""
+        if self._group is not None:
+            return self._group.durable(fd, release)
+        return asyncio.get_running_loop().run_in_executor(self._syncing, _make_durable, fd, release)
 
     def _open(self, item: Accepted) -> tuple[int, int]:
         """The partial, opened and locked; and how many of its bytes can be resumed."""
@@ -344,14 +355,120 @@ def _land(item: Accepted, stale: list[Path]) -> None:
 
 
 def _make_durable(fd: int, release: bool) -> None:
-    """fsync; then, for a small file, drop its (now clean) pages from the page cache, so the
-    next files reuse them at once. Measured on a 2-core VM: 2,000 files of 100 kB were written
-    with a fifth of the kernel time into recycled pages than into fresh ones; for files of
-    25 MB releasing cost more than it saved. A hint: its failure does not matter."""
+    """fsync; then, for a small file, drop its (now clean) pages from the page cache."""
     os.fsync(fd)
-    if release and _fadvise is not None:
+    if release:
+        _release(fd)
+
+
+def _release(fd: int) -> None:
+    """Drop a durable file's (clean) pages from the page cache, so the next files reuse them at
+    once. Measured on a 2-core VM: 2,000 files of 100 kB were written with a fifth of the kernel
+    time into recycled pages than into fresh ones; for files of 25 MB releasing cost more than
+    it saved. A hint: its failure does not matter."""
+    if _fadvise is not None:
         with contextlib.suppress(OSError):
             _fadvise(fd, 0, 0, _DONTNEED)
+
+
+def _close_when_synced(fd: int, syncing: asyncio.Future[None]) -> None:
+    if not syncing.cancelled():
+        syncing.exception()  # retrieved: the download it belonged to was cancelled
+    os.close(fd)
+
+
+class _GroupSync:
+    """Group commit: every partial that completes while a group is being written joins the next
+    group, and a group is made durable with one `syncfs` per filesystem it touches.
+
+    Measured with tests/perf/bench_download.py's shape on this 2-core VM (2,004 files of 100 kB
+    on loopback, in process, alternating runs): 2.06-2.36 s against 2.40-2.95 s with an fsync
+    per file on two threads. Each fsync is its own journal commit, and each hand-off to a
+    thread costs two GIL switches; a group pays both once. Grouping the fsyncs themselves
+    measured slower (2.68 s against 2.35-2.50 s).
+    """
+
+    def __init__(self, pool: ThreadPoolExecutor, syncfs: Callable[[int], None]) -> None:
+        self._pool = pool
+        self._syncfs = syncfs
+        self._next: list[tuple[int, bool, asyncio.Future[None]]] = []
+        self._writing = False
+
+    def durable(self, fd: int, release: bool) -> asyncio.Future[None]:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self._next.append((fd, release, done))
+        if not self._writing:
+            self._write(loop)
+        return done
+
+    def _write(self, loop: asyncio.AbstractEventLoop) -> None:
+        group, self._next = self._next, []
+        self._writing = True
+        files = [(fd, release) for fd, release, _ in group]
+        job = loop.run_in_executor(self._pool, _make_group_durable, self._syncfs, files)
+
+        def written(job: asyncio.Future[list[OSError | None]]) -> None:
+            self._writing = False
+            failure = job.exception() if not job.cancelled() else OSError(errno.EINTR, "cancelled")
+            errors = job.result() if failure is None else [failure] * len(group)
+            for (_, _, done), error in zip(group, errors, strict=True):
+                if error is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(error if isinstance(error, OSError) else OSError(str(error)))
+            if self._next:
+                self._write(loop)
+
+        job.add_done_callback(written)
+
+
+def _make_group_durable(syncfs: Callable[[int], None], files: list[tuple[int, bool]]) -> list[OSError | None]:
+    """One syncfs per filesystem among `files`; each file's error, or None once it is durable."""
+    errors: list[OSError | None] = [None] * len(files)
+    by_device: dict[int, list[int]] = {}
+    for n, (fd, _) in enumerate(files):
+        try:
+            by_device.setdefault(os.fstat(fd).st_dev, []).append(n)
+        except OSError as exc:
+            errors[n] = exc
+    for members in by_device.values():
+        try:
+            syncfs(files[members[0]][0])
+        except OSError as exc:
+            for n in members:
+                errors[n] = exc
+    for n, (fd, release) in enumerate(files):
+        if errors[n] is None and release:
+            _release(fd)
+    return errors
+
+
+@functools.cache
+def group_syncfs() -> Callable[[int], None] | None:
+    """The system's syncfs, where it reports write-back errors (Linux 5.8 and later); else None."""
+    if not sys.platform.startswith("linux") or _kernel_version() < (5, 8):
+        return None
+    import ctypes  # here: only a download pays for it
+
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    call.argtypes = [ctypes.c_int]
+    call.restype = ctypes.c_int
+
+    def syncfs(fd: int) -> None:
+        if call(fd) != 0:
+            code = ctypes.get_errno()
+            raise OSError(code, os.strerror(code))
+
+    return syncfs
+
+
+def _kernel_version() -> tuple[int, int]:
+    match = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
 def _partial_names(folder: str) -> set[str]:
