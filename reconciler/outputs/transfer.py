@@ -410,13 +410,18 @@ class _GroupSync:
 
         def written(job: asyncio.Future[list[OSError | None]]) -> None:
             self._writing = False
-            failure = job.exception() if not job.cancelled() else OSError(errno.EINTR, "cancelled")
-            errors = job.result() if failure is None else [failure] * len(group)
-            for (_, _, done), error in zip(group, errors, strict=True):
-                if error is None:
-                    done.set_result(None)
-                else:
-                    done.set_exception(error if isinstance(error, OSError) else OSError(str(error)))
+            # every waiting file gets an answer, whatever became of the job: none may wait forever
+            if job.cancelled():
+                for _, _, done in group:
+                    done.cancel()
+            else:
+                failure = job.exception()
+                errors: list[BaseException | None] = [failure] * len(group) if failure else [*job.result()]
+                for (_, _, done), error in zip(group, errors, strict=True):
+                    if error is None:
+                        done.set_result(None)
+                    else:
+                        done.set_exception(error)
             if self._next:
                 self._write(loop)
 
