@@ -381,11 +381,11 @@ class _GroupSync:
     """Group commit: every partial that completes while a group is being written joins the next
     group, and a group is made durable with one `syncfs` per filesystem it touches.
 
-    Measured with tests/perf/bench_download.py's shape on this 2-core VM (2,004 files of 100 kB
-    on loopback, in process, alternating runs): 2.06-2.36 s against 2.40-2.95 s with an fsync
-    per file on two threads. Each fsync is its own journal commit, and each hand-off to a
-    thread costs two GIL switches; a group pays both once. Grouping the fsyncs themselves
-    measured slower (2.68 s against 2.35-2.50 s).
+    Measured with tests/perf/bench_download.py on a 2-core VM (2,004 files of 100 kB on
+    loopback, the engine in process, alternating with an fsync per file on two threads):
+    1.58-2.01 s against 2.38-2.53 s. Each fsync is its own journal commit, and each hand-off to
+    a thread wakes it and takes the GIL back (`strace -f -c`: 24 futex calls per file); a group
+    pays both once. Grouping the fsyncs themselves measured slower (2.68 s against 2.35-2.50 s).
     """
 
     def __init__(self, pool: ThreadPoolExecutor, syncfs: Callable[[int], None]) -> None:
