@@ -146,17 +146,21 @@ def _read(path: Path, key: dict[str, str]) -> _Entries:
         return _fresh()
     runs, legacy, ours, agents = doc.get("not_ours"), doc.get("legacy"), doc.get("ours"), doc.get("agents")
     not_ours = {r for r in runs if isinstance(r, str)} if isinstance(runs, list) else set()
-    mine = _refs(ours, lambda r: r not in not_ours)
-    ran = {k: v for k, v in agents.items() if k in mine} if isinstance(agents, dict) else {}
-    known = doc.get("benchmarks")
-    ids = (
-        {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(known, dict) else {}
-    )
     others = doc.get("foreign")
     foreign = (
         {k: v for k, v in others.items() if isinstance(k, str) and isinstance(v, str) and k in not_ours}
         if isinstance(others, dict)
         else {}
+    )
+    # "not ours, its marker names us" contradicts itself: such a run is read again
+    for run_id in [k for k, v in foreign.items() if v == key.get("owner")]:
+        not_ours.discard(run_id)
+        del foreign[run_id]
+    mine = _refs(ours, lambda r: r not in not_ours)
+    ran = {k: v for k, v in agents.items() if k in mine} if isinstance(agents, dict) else {}
+    known = doc.get("benchmarks")
+    ids = (
+        {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(known, dict) else {}
     )
     return not_ours, _refs(legacy, not_ours.__contains__), mine, ran, ids, foreign
 

@@ -141,3 +141,8 @@ def test_what_our_finished_runs_ran_is_remembered_and_a_garbled_entry_is_read_ag
 def test_another_owner_is_kept_only_for_a_run_listed_as_not_ours_and_named_by_a_string(cache_dir: Path) -> None:
     entries = {"not_ours": ["r1", "r2"], "foreign": {"r1": "acme/other", "r2": 7, "r3": "acme/other"}}
     assert hand_written(entries).foreign == {"r1": "acme/other"}
+
+
+def test_a_run_the_cache_calls_not_ours_but_marked_by_us_is_read_again(cache_dir: Path) -> None:
+    again = hand_written({"not_ours": ["r1", "r2"], "foreign": {"r1": "o", "r2": "acme/other"}})
+    assert again.not_ours == {"r2"} and again.foreign == {"r2": "acme/other"}
