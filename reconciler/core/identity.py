@@ -22,7 +22,7 @@ from typing import Any
 
 from ..specs.models import MARKER_ENV_PREFIX
 from ..specs.run_config import RunConfig
-from ..specs.spec_ids import spec_id_problem
+from ..specs.spec_ids import marker_spec_id_problem
 from ..values import Value
 
 OWNER_ENV = "RECONCILER_OWNER"
@@ -36,6 +36,19 @@ class Marker(Value):
     owner: str
     spec_id: str
     fingerprint: str
+
+    @property
+    def ref(self) -> str:
+        """`<spec id>@<fingerprint>`: the marker's RECONCILER_SPEC value."""
+        return f"{self.spec_id}@{self.fingerprint}"
+
+    @classmethod
+    def from_ref(cls, owner: str, ref: str) -> Marker | None:
+        """The marker `ref` (a RECONCILER_SPEC value) names for `owner`; None when it is malformed."""
+        spec_id, at, fp = ref.rpartition("@")
+        if not owner or not at or _FINGERPRINT.fullmatch(fp) is None or marker_spec_id_problem(spec_id) is not None:
+            return None
+        return cls(owner=owner, spec_id=spec_id, fingerprint=fp)
 
 
 def canonical_json(value: Any) -> str:
@@ -53,7 +66,7 @@ def marked_payload(config: RunConfig, marker: Marker) -> dict[str, Any]:
     payload = config.to_payload()
     env = dict(payload.get("env_config", {}))
     env[OWNER_ENV] = marker.owner
-    env[SPEC_ENV] = f"{marker.spec_id}@{marker.fingerprint}"
+    env[SPEC_ENV] = marker.ref
     payload["env_config"] = env
     return payload
 
@@ -64,9 +77,6 @@ def read_marker(env: dict[str, Any] | None) -> Marker | None:
         return None
     owner = env.get(OWNER_ENV)
     spec = env.get(SPEC_ENV)
-    if not isinstance(owner, str) or not isinstance(spec, str) or not owner:
+    if not isinstance(owner, str) or not isinstance(spec, str):
         return None
-    spec_id, at, fp = spec.rpartition("@")
-    if not at or _FINGERPRINT.fullmatch(fp) is None or spec_id_problem(spec_id) is not None:
-        return None
-    return Marker(owner=owner, spec_id=spec_id, fingerprint=fp)
+    return Marker.from_ref(owner, spec)

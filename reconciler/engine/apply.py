@@ -151,6 +151,19 @@ class Applier:
             return ActionResult(
                 action=action, ok=False, message=f"{action.run_name} is not owned by this repository; not stopped"
             )
+        believed = next((r.marker for r in self.observed.runs if r.id == action.run_id), None)
+        if marker_of(detail) is not None and believed is not None and believed != marker:
+            # ours, but the plan took it for another config (a hand-edited state file or cache): the
+            # stop was decided on a false belief. Keep the run, remember what it really runs.
+            self.state.markers[action.run_id] = marker
+            self.session.ownership.verified.add(action.run_id)
+            self.session.ownership.unconfirmed.discard(action.run_id)
+            return ActionResult(
+                action=action,
+                ok=False,
+                message=f"{action.run_name} runs another config than the plan saw; not stopped."
+                " Run `reconciler plan` again",
+            )
         status = detail.benchmark_run.status
         if status not in ACTIVE:
             return ActionResult(

@@ -138,10 +138,14 @@ def agents_of(detail: RunDetail) -> RunAgents | None:
 class Ownership:
     """Whose runs are whose, as this process knows it.
 
-    Positive markers (our runs) come from the committed state file, else the per-machine cache,
-    and are trusted (a stop reads the marker again); runs known not to be ours come from the
-    per-machine cache and are trusted only for planning.
-    `verified` holds the runs whose marker this process read from the platform itself.
+    Positive markers (our runs) come from the committed state file, else the per-machine cache;
+    runs known not to be ours come from the per-machine cache. Both shape a plan only: before a
+    submit every run this process has not read itself is read (`marked_runs`), and a stop reads
+    the run's marker again, so a hand-edited state file or cache can never make reconciler pay
+    twice or stop another's run.
+    `verified` holds the runs whose marker this process read from the platform itself;
+    `unconfirmed` the runs whose marker came from the per-machine cache alone, which stay out
+    of the committed state file until read (`committed_state`).
     """
 
     def __init__(
@@ -161,6 +165,7 @@ class Ownership:
         # with it are not ours, but a submit of the same config would pay for it twice
         self.legacy_owner = legacy_owner
         self.verified: set[str] = set()
+        self.unconfirmed: set[str] = set()
         self._lookups: dict[str | None, asyncio.Lock] = {}
         # a marker of another owner in the committed file is not a fact about our runs: ask again
         for run_id, marker in list(state.markers.items()):
@@ -168,18 +173,18 @@ class Ownership:
                 del state.markers[run_id]
         # what this machine read before (a plan never writes the state file); the state file wins
         for run_id, ref in machine.ours.items():
-            spec_id, _, fingerprint = ref.rpartition("@")
-            state.markers.setdefault(run_id, Marker(owner=owner, spec_id=spec_id, fingerprint=fingerprint))
+            cached = Marker.from_ref(owner, ref)
+            if cached is not None and run_id not in state.markers:
+                state.markers[run_id] = cached
+                self.unconfirmed.add(run_id)
         for run_id, raw in machine.agents.items():
-            if run_id not in state.run_agents:
+            if run_id not in state.run_agents and run_id in state.markers:
                 with contextlib.suppress(ValidationError):  # a garbled entry: read the run again
                     state.run_agents[run_id] = RunAgents.model_validate(raw)
 
     def remember(self) -> None:
         """Keep what this process learned for the next one on this machine (engine/machine_cache.py)."""
-        self.machine.ours = {
-            run_id: f"{m.spec_id}@{m.fingerprint}" for run_id, m in self.state.markers.items() if m.owner == self.owner
-        }
+        self.machine.ours = {run_id: m.ref for run_id, m in self.state.markers.items() if m.owner == self.owner}
         self.machine.agents = {
             run_id: ran.model_dump(mode="json")
             for run_id, ran in self.state.run_agents.items()
@@ -199,10 +204,26 @@ class Ownership:
             return mine.owner, mine.spec_id
         return self.machine.foreign.get(run_id), None
 
-    def needs_reading(self, run_id: str, *, trust_negative: bool) -> bool:
-        if run_id in self.state.markers or run_id in self.verified:
+    def committed_state(self) -> State:
+        """The state to commit: what the state file said and what this process read, never a
+        claim that only this machine's cache made."""
+        if not self.unconfirmed:
+            return self.state
+        return self.state.model_copy(
+            update={
+                "markers": {k: v for k, v in self.state.markers.items() if k not in self.unconfirmed},
+                "run_agents": {k: v for k, v in self.state.run_agents.items() if k not in self.unconfirmed},
+            }
+        )
+
+    def needs_reading(self, run_id: str, *, trust_cached: bool) -> bool:
+        """Whether to read a run's marker: for a plan (`trust_cached`), when neither the state
+        file nor this machine's cache knows the run; before a submit, unless this process read it."""
+        if run_id in self.verified:
             return False
-        return not (trust_negative and run_id in self.machine.not_ours)
+        if not trust_cached:
+            return True
+        return not (run_id in self.state.markers or run_id in self.machine.not_ours)
 
     async def read(self, run_ids: Iterable[str]) -> None:
         """Read each run's detail from the platform, concurrently within a bound: its marker,
@@ -216,6 +237,7 @@ class Ownership:
                 except NotFound:
                     return
             self.verified.add(run_id)
+            self.unconfirmed.discard(run_id)
             marker = marker_of(detail)
             if marker is None or marker.owner != self.owner:
                 self.machine.not_ours.add(run_id)
@@ -225,7 +247,7 @@ class Ownership:
                     self.machine.foreign[run_id] = marker.owner
                 self.state.markers.pop(run_id, None)
                 if marker is not None and marker.owner == self.legacy_owner:
-                    self.machine.legacy[run_id] = f"{marker.spec_id}@{marker.fingerprint}"
+                    self.machine.legacy[run_id] = marker.ref
                 return
             self.machine.not_ours.discard(run_id)
             self.machine.foreign.pop(run_id, None)
@@ -254,7 +276,7 @@ class Ownership:
             if not page.items:
                 break
             offset = page.next_offset
-        await self.read(r for r in items if self.needs_reading(r, trust_negative=False))
+        await self.read(r for r in items if self.needs_reading(r, trust_cached=False))
         return [item for item in items.values() if self.ours(item.id) == marker]
 
 
@@ -293,7 +315,7 @@ class RunFilter:
         return (
             self._unmanaged
             or self.relevant(run_id, raw.get("name"))
-            or self._ownership.needs_reading(run_id, trust_negative=True)
+            or self._ownership.needs_reading(run_id, trust_cached=True)
         )
 
 
@@ -380,7 +402,7 @@ async def observe(
     # the ids of runs that are not ours, counted where they lie: a union of the listings would
     # copy up to every run of the workspace (one listing, the usual case, is its own union)
     others = scans[0].others if len(scans) == 1 else set().union(*(scan.others for scan in scans)) - items.keys()
-    unknown = [r for r in items if ownership.needs_reading(r, trust_negative=True)]
+    unknown = [r for r in items if ownership.needs_reading(r, trust_cached=True)]
     agents_missing = [
         r
         for r, item in items.items()

@@ -208,7 +208,7 @@ async def list_workspace_runs(connection: Connection, project: Project) -> list[
     # handed back as they were, since `remember` keeps the ones the state names
     owners = Ownership(client, State(benchmark_ids=dict(machine.benchmarks)), machine, owner)
     items = await client.list_runs()
-    await owners.read([i.id for i in items if owners.needs_reading(i.id, trust_negative=True)])
+    await owners.read([i.id for i in items if owners.needs_reading(i.id, trust_cached=True)])
     owners.remember()
     adopted = await adopted_by(client, project, [(i.id, i.name or i.id) for i in items])
     return [

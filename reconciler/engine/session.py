@@ -89,7 +89,9 @@ class RepoSession:
         return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})
 
     def save_state(self) -> bool:
-        return save_state(writable_path(self.project.root, self.project.settings.state_file), self.state)
+        return save_state(
+            writable_path(self.project.root, self.project.settings.state_file), self.ownership.committed_state()
+        )
 
 
 def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:

@@ -19,15 +19,28 @@ _INVISIBLE = "Cf"  # bidirectional overrides and isolates, zero-width characters
 
 
 def spec_id_problem(spec_id: str) -> str | None:
-    """Why `spec_id` cannot be a spec id, or None when it can."""
+    """Why `spec_id` cannot be the id of a spec, or None when it can."""
+    problem = marker_spec_id_problem(spec_id)
+    if problem is not None:
+        return problem
+    for ch in spec_id:
+        if unicodedata.category(ch) == _INVISIBLE:
+            return f"holds the invisible formatting character U+{ord(ch):04X}, which hides what a plan shows"
+    return None
+
+
+def marker_spec_id_problem(spec_id: str) -> str | None:
+    """Why `spec_id` cannot come back from the platform in a marker, or None when it can.
+
+    Looser than `spec_id_problem`: a marker is a fact about a run that exists, written perhaps
+    by a version that accepted invisible characters; refusing it would make that run nobody's,
+    and its config would be submitted again. Plans show such ids with escapes (specs/visible.py).
+    """
     if not spec_id.strip():
         return "is empty"
     if len(spec_id) > MAX_SPEC_ID_LENGTH:
         return f"is longer than {MAX_SPEC_ID_LENGTH} characters"
     for ch in spec_id:
-        category = unicodedata.category(ch)
-        if category in _UNSAFE_CATEGORIES:
+        if unicodedata.category(ch) in _UNSAFE_CATEGORIES:
             return f"holds the control character U+{ord(ch):04X}"
-        if category == _INVISIBLE:
-            return f"holds the invisible formatting character U+{ord(ch):04X}, which hides what a plan shows"
     return None

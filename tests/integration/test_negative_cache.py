@@ -123,3 +123,30 @@ def test_a_run_wrongly_cached_as_ours_is_never_stopped_and_the_entry_is_dropped(
     assert any(r.action.run_id == run_id and not r.ok and "not owned" in r.message for r in report.results)
     assert status in ("pending", "queued", "running")
     assert run_id not in cache().ours
+
+
+def test_a_run_cached_under_another_config_of_ours_is_neither_stopped_nor_paid_for_twice(checkout: Checkout) -> None:
+    """A hand-edited cache says our live tb-smoke run runs another config: the plan would replace
+    it, but the stop finds the run's real marker, keeps the run, and nothing is submitted; the
+    claim never reaches the committed state file."""
+    app, project, desired, specs = checkout.app, checkout.project, checkout.desired, checkout.specs
+
+    async def apply_once(machine: MachineCache) -> tuple[list[tuple[str, str]], ApplyReport]:
+        async with inprocess_client(app, "neg") as client:
+            session = RepoSession(project, "local", OWNER, client, desired, specs, State(), machine=machine)
+            observed = await session.observe()
+            report = await Applier(session, observed).run(plan(desired, observed, ONLY_SMOKE))
+            return [(r.id, r.status or "") for r in await client.list_runs()], report
+
+    ((first, _),), _ = asyncio.run(apply_once(MachineCache.in_memory()))  # submitted elsewhere
+    forged = "tb-smoke@" + "0" * 16
+    wrong = cache()
+    wrong.ours[first] = forged
+    wrong.save()
+
+    runs, report = asyncio.run(apply_once(cache()))
+    assert [run for run, _ in runs] == [first]  # nothing was submitted again
+    assert runs[0][1] in ("pending", "queued", "running")  # and the run was not stopped
+    assert not any(r.ok and r.action.kind is ActionKind.SUBMIT and not r.adopted for r in report.results)
+    state_file = (project.root / project.settings.state_file).read_text()
+    assert forged not in state_file
