@@ -406,7 +406,13 @@ class _GroupSync:
         group, self._next = self._next, []
         self._writing = True
         files = [(fd, release) for fd, release, _ in group]
-        job = loop.run_in_executor(self._pool, _make_group_durable, self._syncfs, files)
+        try:
+            job = loop.run_in_executor(self._pool, _make_group_durable, self._syncfs, files)
+        except RuntimeError:  # the transfer was closed while these waited (cancelled): none lands
+            self._writing = False
+            for _, _, done in group:
+                done.set_exception(OSError(errno.ECANCELED, "the download was closed before this file was on disk"))
+            return
 
         def written(job: asyncio.Future[list[OSError | None]]) -> None:
             self._writing = False

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,3 +59,28 @@ def test_without_syncfs_each_file_is_fsynced_and_lands(tmp_path: Path, monkeypat
     report = download(db, clock, name, tmp_path / "out")
     assert report.status == "success"
     assert on_disk(Path(report.output_path)) == served_files(db, clock, run_id)
+
+
+def test_a_file_finished_after_the_transfer_closed_gets_an_answer_and_is_not_renamed(tmp_path: Path) -> None:
+    """Cancelled workers close the transfer while a group may still wait: each file in it is
+    answered (its descriptor is closed by whoever waits), none lands."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(max_workers=1)
+    pool.shutdown()
+    partial = tmp_path / ".a.partial"
+    partial.write_bytes(b"x")
+
+    async def go() -> BaseException | None:
+        group = transfer._GroupSync(pool, lambda fd: None)
+        fd = os.open(partial, os.O_RDONLY)
+        try:
+            done = group.durable(fd, release=False)
+            return await asyncio.wait_for(asyncio.shield(done), timeout=5)
+        except OSError as exc:
+            return exc
+        finally:
+            os.close(fd)
+
+    failure = asyncio.run(go())
+    assert isinstance(failure, OSError) and failure.errno == errno.ECANCELED
