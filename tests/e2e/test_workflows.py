@@ -585,3 +585,18 @@ def test_reconcile_workflow_dispatched_with_replace_submits_that_spec_again(
     step = again.step("Reconcile")
     assert step.code == 0, explain(results)
     assert re.search(r"ok\s+(submit|replace)\s+tb-smoke: (stopped \S+; )?submitted", step.stdout), step.stdout
+
+
+def test_each_job_saves_the_owners_cache_under_its_own_key() -> None:
+    """actions/cache saves nothing on an exact key hit: jobs of one run sharing a key would leave
+    what all but the first learned unsaved. Every job's key names the job (and its matrix entry)."""
+    scaffold = ROOT / "reconciler" / "scaffold" / "workflows"
+    keys = []
+    for path in [*sorted(WORKFLOWS.glob("*.yml")), *sorted(scaffold.glob("*.yml"))]:
+        for name, job in load(path).get("jobs", {}).items():
+            for step in job.get("steps", []):
+                if str(step.get("uses", "")).startswith("actions/cache") and "reconciler" in step["with"]["path"]:
+                    keys.append((path.name, name, step["with"]["key"]))
+    assert keys
+    for where, job, key in keys:
+        assert "${{ github.job }}" in key and "${{ strategy.job-index }}" in key, (where, job, key)
