@@ -137,8 +137,8 @@ _Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object], di
 def _read(path: Path, key: dict[str, str]) -> _Entries:
     """What the file says, keeping only well-formed entries; anything else reads as an empty cache."""
     try:
-        doc = json_text.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        doc = json_text.loads(path.read_text(encoding="utf-8"))  # nesting too deep: a ValueError
+    except (OSError, ValueError):
         return _fresh()
     if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION:
         return _fresh()
