@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
 from ..core.plan import Action, ActionKind, Plan
 from ..specs.visible import visible
+from .json_stream import write_indented
 
 SYMBOLS = {
     ActionKind.SUBMIT: "+",
@@ -129,7 +129,6 @@ def plan_document(plan: Plan) -> dict[str, Any]:
 
 
 def write_json(plan: Plan, out: TextIO) -> None:
-    """`plan --format json`, written while it is encoded: indented JSON is encoded in small
-    pieces, and joining those of a plan of 1,000 actions into one text was 2 MiB of its peak."""
-    json.dump(plan_document(plan), out, indent=2, sort_keys=True)
+    """`plan --format json`, written an action at a time (render/json_stream.py)."""
+    write_indented(plan_document(plan), out)
     out.write("\n")
