@@ -123,6 +123,12 @@ class Observed(_Value):
         """How many runs the platform listed on the benchmarks read."""
         return len(self.runs) + self.others
 
+    def adopted_markers(self) -> dict[str, Marker]:
+        """run id -> the marker a spec's `adopt` gave a run that carries none of its own (read from
+        the platform by the process that observed it: engine/adoption.py)."""
+        claimed = {a.run.id for a in self.adoptions.values() if a.run is not None and a.marker is None}
+        return {r.id: r.marker for r in self.runs if r.id in claimed and r.marker is not None}
+
 
 class DesiredRun(_Value):
     spec: RunSpec

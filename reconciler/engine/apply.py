@@ -82,13 +82,7 @@ class Applier:
         self.gate = asyncio.Semaphore(parallelism)
         self.downloader = downloader
         self.renderer = renderer
-        self._adopted = {
-            a.run.id: r.marker
-            for a in observed.adoptions.values()
-            if a.run is not None and a.marker is None
-            for r in observed.runs
-            if r.id == a.run.id and r.marker is not None
-        }
+        self._adopted = observed.adopted_markers()
 
     async def run(self, plan: Plan) -> ApplyReport:
         for action in plan.actions:
@@ -123,7 +117,7 @@ class Applier:
         if action.kind is ActionKind.DOWNLOAD:
             if self.downloader is None:
                 return ActionResult(action=action, ok=True, message="skipped: downloads run in `reconciler download`")
-            return await self.downloader(action)
+            return await self._refused_download(action) or await self.downloader(action)
         if action.kind is ActionKind.RENDER:
             if self.renderer is None:
                 return ActionResult(
@@ -177,6 +171,27 @@ class Applier:
             )
         return ActionResult(
             action=action, ok=True, message=f"stopped {action.run_name}", run_id=action.run_id, run_name=action.run_name
+        )
+
+    async def _refused_download(self, action: Action) -> ActionResult | None:
+        """Why the run must not be downloaded as this spec's, read from the platform; None when it may."""
+        assert action.run_id is not None
+        actual = (await self.session.ours_now(self.observed, [action.run_id])).get(action.run_id)
+        believed = next((r.marker for r in self.observed.runs if r.id == action.run_id), None)
+        if actual is None:
+            why = "is not owned by this repository"
+        elif actual != believed:
+            why = "runs another config than the plan saw"
+        else:
+            return None
+        # a claim of the state file or this machine's cache that the platform contradicts:
+        # `ours_now` replaced it with what the run really carries
+        return ActionResult(
+            action=action,
+            ok=False,
+            message=f"{action.run_name} {why}; not downloaded. Run `reconciler plan` again",
+            run_id=action.run_id,
+            run_name=action.run_name,
         )
 
     # --- submit -------------------------------------------------------------------------------

@@ -7,6 +7,8 @@ Targets, in order:
 - an argument that is a spec id: that spec's current run, the same way, except that no run
   or a pending one is an error;
 - any other argument: a run name or id, as the platform resolves it.
+A spec's run is downloaded only once the platform's marker on it agrees (`RepoSession.ours_now`):
+the state file or this machine's cache naming it is not enough.
 `--type` replaces the spec's types (and the default summary, results for runs by name).
 """
 
@@ -87,6 +89,13 @@ async def resolve_targets(session: RepoSession, args: Sequence[str], types: tupl
         return [Target(label=a, run=a, types=types or DEFAULT_TYPES) for a in args]
     observed = await session.observe()
     chosen = list(args) if args else sorted(specs)
+    current = {
+        label: current_run(observed, specs[label].spec.id, specs[label].fingerprint)
+        for label in chosen
+        if label in specs
+    }
+    # the state file or this machine's cache may name a run as a spec's: the platform decides
+    confirmed = await session.ours_now(observed, [r.id for r in current.values() if r is not None])
     targets = []
     for label in chosen:
         desired = specs.get(label)
@@ -94,9 +103,13 @@ async def resolve_targets(session: RepoSession, args: Sequence[str], types: tupl
             targets.append(Target(label=label, run=label, types=types or DEFAULT_TYPES))
             continue
         wanted = types or desired.spec.reconcile.download_types() or DEFAULT_TYPES
-        run = current_run(observed, desired.spec.id, desired.fingerprint)
+        run = current[label]
         explicit = bool(args)
-        if run is None:
+        if run is not None and confirmed.get(run.id) != run.marker:
+            why = "is not owned by this repository" if run.id not in confirmed else "runs another config"
+            note = f"{run.name} {why}, though the state file or this machine's cache said it was this spec's run; not downloaded. Run `reconciler plan` again"
+            targets.append(Target(label=label, run=None, types=wanted, spec_id=label, note=note, error=True))
+        elif run is None:
             note = "no run of its current config yet (see `reconciler plan`)"
             targets.append(Target(label=label, run=None, types=wanted, spec_id=label, note=note, error=explicit))
         elif run.status in NO_OUTPUTS_YET:

@@ -259,6 +259,14 @@ class Ownership:
 
         await asyncio.gather(*(one(r) for r in dict.fromkeys(run_ids)))
 
+    async def confirmed(self, run_ids: Iterable[str]) -> dict[str, Marker]:
+        """run id -> our marker, for each of `run_ids` whose marker this process read from the
+        platform (any not read yet is read now). What a download or a repository's leaderboard
+        acts on: a claim of the state file or of this machine's cache alone only shapes a plan."""
+        wanted = list(dict.fromkeys(run_ids))
+        await self.read(r for r in wanted if r not in self.verified)
+        return {r: m for r in wanted if r in self.verified and (m := self.state.markers.get(r)) is not None}
+
     async def marked_runs(self, benchmark_id: str | None, marker: Marker) -> list[RunItem]:
         """Every run on the benchmark carrying exactly `marker`, newest first, asked of the platform:
         any run not positively known as ours is read again, whatever the per-machine cache says."""

@@ -68,7 +68,9 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
     rows = order_rows(parse_rows(detail.leaderboard), lb.rank_by)  # rank the whole board, then filter
     k = ranked_k(rows)
     if lb.scope == "repo":
-        ours = {r.id for r in observed.runs if r.marker and r.marker.owner == session.owner}
+        claimed = {r.id for r in observed.runs if r.marker and r.marker.owner == session.owner}
+        # a claim of the state file or this machine's cache alone never puts a run on our board
+        ours = await session.ours_now(observed, [r.run.id for r in rows if r.run.id in claimed])
         rows = [r for r in rows if r.run.id in ours]
     b = detail
     name = lb.name or spec.benchmark.ref

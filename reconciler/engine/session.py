@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
-from ..core.identity import fingerprint
+from ..core.identity import Marker, fingerprint
 from ..core.world import Desired, DesiredRun, Observed
 from ..errors import ReconcilerError, SpecError
 from ..osmosis.client import OsmosisClient
@@ -87,6 +87,15 @@ class RepoSession:
         observed = await with_adoptions(self.client, self.desired, observed, self.state, self.outputs_root)
         self.adopted = settle_intents(self.state, observed)
         return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})
+
+    async def ours_now(self, observed: Observed, run_ids: Iterable[str]) -> dict[str, Marker]:
+        """run id -> our marker, for each of `run_ids` that is ours as the platform says to this
+        process: read now unless read already, or claimed by a spec's `adopt` (read when observed).
+        The one rule before a run is downloaded or shown as this repository's."""
+        adopted = observed.adopted_markers()
+        wanted = list(dict.fromkeys(run_ids))
+        read = await self.ownership.confirmed(r for r in wanted if r not in adopted)
+        return {r: adopted.get(r) or read[r] for r in wanted if r in adopted or r in read}
 
     def save_state(self) -> bool:
         return save_state(
