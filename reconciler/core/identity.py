@@ -80,3 +80,16 @@ def read_marker(env: dict[str, Any] | None) -> Marker | None:
     if not isinstance(owner, str) or not isinstance(spec, str):
         return None
     return Marker.from_ref(owner, spec)
+
+
+def claim_problem(actual: Marker | None, believed: Marker | None, owner: str) -> str | None:
+    """Why a run must not be acted on (stopped, downloaded, ranked) as the plan believed, judged
+    on `actual`, the marker the platform gave this process; None when it may be.
+
+    `believed` is what the plan took the run for, perhaps on the word of the state file or the
+    per-machine cache alone: either can be edited by hand or outlive a recreated platform."""
+    if actual is None or actual.owner != owner:
+        return "is not owned by this repository"
+    if believed is not None and actual != believed:
+        return "runs another config than the plan saw"
+    return None

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.identity import Marker, marked_payload
+from ..core.identity import Marker, claim_problem, marked_payload
 from ..core.plan import Action, ActionKind, Plan
 from ..core.world import ACTIVE, Observed
 from ..osmosis.errors import Conflict, PlatformError, SubmitOutcomeUnknown
@@ -134,29 +134,23 @@ class Applier:
         # Ownership is read from the platform again right before acting, never assumed; a run adopted
         # by a spec's `adopt` (core/adopt.py) has no marker of its own and is ours by its config.
         marker = marker_of(detail) or self._adopted.get(action.run_id)
-        if (
-            marker is None
-            or marker.owner != self.session.owner
-            or action.spec_id not in (marker.spec_id, self.aliases.get(action.run_id))
-        ):
-            # the state file cached a marker the platform contradicts (edited by hand): forget it, so
-            # the next plan reads this run's marker again instead of planning the same refused stop
-            self.state.markers.pop(action.run_id, None)
-            return ActionResult(
-                action=action, ok=False, message=f"{action.run_name} is not owned by this repository; not stopped"
-            )
         believed = next((r.marker for r in self.observed.runs if r.id == action.run_id), None)
-        if marker_of(detail) is not None and believed is not None and believed != marker:
-            # ours, but the plan took it for another config (a hand-edited state file or cache): the
-            # stop was decided on a false belief. Keep the run, remember what it really runs.
-            self.state.markers[action.run_id] = marker
-            self.session.ownership.verified.add(action.run_id)
-            self.session.ownership.unconfirmed.discard(action.run_id)
+        problem = claim_problem(marker, believed, self.session.owner)
+        if (
+            problem is None
+            and marker is not None
+            and action.spec_id not in (marker.spec_id, self.aliases.get(action.run_id))
+        ):
+            problem = "is not owned by this repository"
+        if problem is not None:
+            # the state file or the cache claimed what the platform contradicts (edited by hand):
+            # keep the run, and remember what it really carries, so the next plan does not plan
+            # the same refused stop
+            self.session.ownership.learn(action.run_id, detail)
             return ActionResult(
                 action=action,
                 ok=False,
-                message=f"{action.run_name} runs another config than the plan saw; not stopped."
-                " Run `reconciler plan` again",
+                message=f"{action.run_name} {problem}; not stopped. Run `reconciler plan` again",
             )
         status = detail.benchmark_run.status
         if status not in ACTIVE:
@@ -178,11 +172,8 @@ class Applier:
         assert action.run_id is not None
         actual = (await self.session.ours_now(self.observed, [action.run_id])).get(action.run_id)
         believed = next((r.marker for r in self.observed.runs if r.id == action.run_id), None)
-        if actual is None:
-            why = "is not owned by this repository"
-        elif actual != believed:
-            why = "runs another config than the plan saw"
-        else:
+        why = claim_problem(actual, believed, self.session.owner)
+        if why is None:
             return None
         # a claim of the state file or this machine's cache that the platform contradicts:
         # `ours_now` replaced it with what the run really carries

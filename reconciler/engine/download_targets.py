@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.identity import claim_problem
 from ..core.world import NO_OUTPUTS_YET
 from ..errors import ReconcilerError, UsageError
 from ..safe_paths import writable_path
@@ -105,9 +106,9 @@ async def resolve_targets(session: RepoSession, args: Sequence[str], types: tupl
         wanted = types or desired.spec.reconcile.download_types() or DEFAULT_TYPES
         run = current[label]
         explicit = bool(args)
-        if run is not None and confirmed.get(run.id) != run.marker:
-            why = "is not owned by this repository" if run.id not in confirmed else "runs another config"
-            note = f"{run.name} {why}, though the state file or this machine's cache said it was this spec's run; not downloaded. Run `reconciler plan` again"
+        why = None if run is None else claim_problem(confirmed.get(run.id), run.marker, session.owner)
+        if run is not None and why is not None:
+            note = f"{run.name} {why}; not downloaded. Run `reconciler plan` again"
             targets.append(Target(label=label, run=None, types=wanted, spec_id=label, note=note, error=True))
         elif run is None:
             note = "no run of its current config yet (see `reconciler plan`)"

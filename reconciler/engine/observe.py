@@ -236,28 +236,33 @@ class Ownership:
                     detail = await self.client.get_run(run_id)
                 except NotFound:
                     return
-            self.verified.add(run_id)
-            self.unconfirmed.discard(run_id)
-            marker = marker_of(detail)
-            if marker is None or marker.owner != self.owner:
-                self.machine.not_ours.add(run_id)
-                if marker is None:
-                    self.machine.foreign.pop(run_id, None)
-                else:
-                    self.machine.foreign[run_id] = marker.owner
-                self.state.markers.pop(run_id, None)
-                if marker is not None and marker.owner == self.legacy_owner:
-                    self.machine.legacy[run_id] = marker.ref
-                return
-            self.machine.not_ours.discard(run_id)
-            self.machine.foreign.pop(run_id, None)
-            self.state.markers[run_id] = marker
-            if detail.benchmark_run.status == RunStatus.FINISHED and run_id not in self.state.run_agents:
-                ran = agents_of(detail)
-                if ran is not None:
-                    self.state.run_agents[run_id] = ran
+            self.learn(run_id, detail)
 
         await asyncio.gather(*(one(r) for r in dict.fromkeys(run_ids)))
+
+    def learn(self, run_id: str, detail: RunDetail) -> None:
+        """What a run's detail, just read from the platform, says of its owner: it replaces any
+        claim of the state file or this machine's cache."""
+        self.verified.add(run_id)
+        self.unconfirmed.discard(run_id)
+        marker = marker_of(detail)
+        if marker is None or marker.owner != self.owner:
+            self.machine.not_ours.add(run_id)
+            if marker is None:
+                self.machine.foreign.pop(run_id, None)
+            else:
+                self.machine.foreign[run_id] = marker.owner
+            self.state.markers.pop(run_id, None)
+            if marker is not None and marker.owner == self.legacy_owner:
+                self.machine.legacy[run_id] = marker.ref
+            return
+        self.machine.not_ours.discard(run_id)
+        self.machine.foreign.pop(run_id, None)
+        self.state.markers[run_id] = marker
+        if detail.benchmark_run.status == RunStatus.FINISHED and run_id not in self.state.run_agents:
+            ran = agents_of(detail)
+            if ran is not None:
+                self.state.run_agents[run_id] = ran
 
     async def confirmed(self, run_ids: Iterable[str]) -> dict[str, Marker]:
         """run id -> our marker, for each of `run_ids` whose marker this process read from the
