@@ -90,6 +90,12 @@ def read_document(path: Path, display: str) -> Document | Diagnostic:
     raw = _read_regular(path, display)
     if isinstance(raw, Diagnostic):
         return raw
+    return parse_document(raw, display)
+
+
+def parse_document(raw: bytes, display: str) -> Document | Diagnostic:
+    """Parse a spec file's bytes, wherever they came from (a file, a git revision): the one rule
+    for what is text, how deep it may nest and what is TOML; any failure is a diagnostic."""
     if b"\x00" in raw:
         return _file_error(display, "NOT_TEXT", "is a binary file, not TOML text")
     try:

@@ -9,7 +9,8 @@ keys of inline tables, with array-of-tables indexes resolved as the parser does.
 from __future__ import annotations
 
 import contextlib
-import tomllib
+
+import tomli
 
 from .diagnostics import KeyPath
 
@@ -102,8 +103,8 @@ class _Scanner:
         raw = self.text[start : self.i]
         self.advance()
         try:
-            return str(tomllib.loads(f'k = "{raw}"')["k"])
-        except tomllib.TOMLDecodeError:
+            return str(tomli.loads(f'k = "{raw}"')["k"])
+        except tomli.TOMLDecodeError:
             return raw
 
     def read_literal_string(self) -> str:

@@ -12,8 +12,8 @@ tree, which is what `reconciler plan` reads, so uncommitted and untracked specs 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -21,7 +21,8 @@ from typing import Any, Literal
 
 from ..core.review import MISSING, SpecChange, Status, field_diff
 from ..core.review import Review as Review  # built here; callers that run git import it from here too
-from ..specs.loader import discover, is_benchmark_document
+from ..specs.diagnostics import Diagnostic
+from ..specs.loader import discover, is_benchmark_document, parse_document
 from ..specs.models import default_spec_id
 from .commit import GitError
 
@@ -43,13 +44,14 @@ def _side(path: str, raw: bytes, specs_dir: str) -> _Side:
     data: dict[str, Any] | None = None
     error = None
     text = ""
-    try:
-        text = raw.decode("utf-8")
-        data = tomllib.loads(text)
-    except UnicodeDecodeError:
-        error = "not UTF-8 text"
-    except tomllib.TOMLDecodeError as exc:
-        error = f"invalid TOML: {exc}"
+    # read as the loader reads a spec file: a revision on either side may be any bytes at all
+    doc = parse_document(raw, path)
+    if isinstance(doc, Diagnostic):
+        error = doc.message.removeprefix("is ") + (f" (line {doc.line})" if doc.line > 1 else "")
+        with contextlib.suppress(UnicodeDecodeError):
+            text = raw.decode("utf-8")
+    else:
+        text, data = doc.text, doc.data
     explicit = None
     kind: Literal["run", "benchmark"] = "run"
     if data is not None:

@@ -167,6 +167,17 @@ def test_a_spec_that_no_longer_parses_is_reported_without_fields(repo: Path) -> 
     assert change.error is not None and change.error.startswith("invalid TOML")
 
 
+def test_a_spec_nested_too_deeply_on_either_side_is_reported_as_the_loader_reports_it(repo: Path) -> None:
+    """Arrays nested 50,000 deep make a recursive TOML parser overflow: the review reads both
+    revisions of a spec with the loader's own rule, never into an internal error."""
+    write(repo, "specs/runs/deep.toml", "x = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a hostile spec on the base side")
+    write(repo, "specs/runs/deep.toml", SMOKE)
+    changes = {c.spec_id: c for c in review_changes(repo, "HEAD").changes}
+    assert changes["runs/deep"].error is not None and "nests deeper than" in changes["runs/deep"].error
+
+
 def test_an_unknown_base_ref_says_how_to_fetch_it(repo: Path) -> None:
     with pytest.raises(GitError, match="unknown base ref 'origin/nope'") as info:
         review_changes(repo, "origin/nope")
