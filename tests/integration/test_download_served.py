@@ -9,10 +9,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from reconciler.core.identity import Marker
+from reconciler.core.world import RunAgents
+from reconciler.engine.session import load_desired
+from reconciler.engine.state import State, save_state
 from reconciler.outputs.layout import run_dir_name
+from reconciler.settings import load_project
 
 from .download_support import ALL, Clock, cli_env, on_disk, payload, remote_client, served_files, served_platform
 
@@ -22,9 +28,13 @@ SPEED = "1000000"  # simulated seconds per second: a submitted run has finished 
 
 
 def submit(url: str, token: str, tasks: int = 4) -> tuple[str, str]:
+    return submit_payload(url, token, payload(tasks))
+
+
+def submit_payload(url: str, token: str, body: dict[str, Any]) -> tuple[str, str]:
     async def go() -> tuple[str, str]:
         async with remote_client(url, token) as client:
-            run = await client.submit_run(payload(tasks))
+            run = await client.submit_run(body)
             for _ in range(100):
                 if (await client.get_run(run.id)).benchmark_run.status in ("finished", "failed"):
                     return run.id, run.name
@@ -148,3 +158,35 @@ def test_without_arguments_each_specs_current_run_is_downloaded_with_its_types(t
     assert report["selected_types"] == ["summary", "logs"] and report["files_downloaded"] == 2
     run_dir = Path(report["output_path"])
     assert sorted(on_disk(run_dir)) == ["logs.txt", "summary.csv"]
+
+
+def test_a_strangers_run_the_state_file_names_as_a_specs_is_not_downloaded(tmp_path: Path) -> None:
+    """A hand-edited state file claims someone else's finished run of the spec's exact config:
+    `reconciler download` reads the run's marker first, downloads nothing and says why."""
+    (tmp_path / "specs" / "runs").mkdir(parents=True)
+    (tmp_path / "reconciler.toml").write_text('workspace = "w"\nowner = "acme/evals"\n')
+    spec = payload(2)
+    (tmp_path / "specs" / "runs" / "smoke.toml").write_text(
+        '[experiment]\nbenchmark = "terminal-bench-2-1"\n[tasks]\n'
+        f"task_names = {json.dumps(spec['tasks_config']['task_names'])}\n"
+        '[[agents]]\n[agents.model]\ntype = "provider"\nmodel = "openai/gpt-5-mini"\napi_key_secret = "OPENAI_API_KEY"\n'
+        '[reconcile]\ndownload = ["summary"]\n'
+    )
+    (desired,) = load_desired(load_project(tmp_path))[0].runs
+    with served_platform(tmp_path / "p.sqlite3", "--speed", SPEED) as (url, token):
+        run_id, run_name = submit_payload(url, token, desired.spec.config.to_payload())  # no marker: not ours
+        marker = Marker(owner="acme/evals", spec_id=desired.spec.id, fingerprint=desired.fingerprint)
+        forged = State(
+            markers={run_id: marker},
+            run_agents={run_id: RunAgents(selection=True, agents=((None, "openai/gpt-5-mini"),))},
+        )
+        save_state(tmp_path / ".reconciler" / "state.json", forged)
+        env = cli_env(url, token) | {"RECONCILER_CACHE_DIR": str(tmp_path / "cache")}
+        done = subprocess.run(
+            [sys.executable, "-m", "reconciler.cli", "download", "--format", "json"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    (error,) = json.loads(done.stdout)["errors"]
+    assert error["target"] == "runs/smoke" and f"{run_name} is not owned by this repository" in error["error"]
+    assert not (tmp_path / ".osmosis").exists()
