@@ -198,7 +198,7 @@ class PlatformSession:
 
 def _decode_success(response: Response, method: str, path: str, submit: bool) -> dict[str, Any] | _Failure:
     try:
-        data = json_text.loads(response.body)
+        data = json_text.loads_answer(response.body)
     except (ValueError, UnicodeDecodeError):
         text = f"Invalid JSON response from the platform to {method} {path} (HTTP {response.status})"
         if submit:
@@ -215,7 +215,7 @@ def _decode_success(response: Response, method: str, path: str, submit: bool) ->
 
 def _lenient_body(response: Response) -> dict[str, Any] | None:
     try:
-        data = json_text.loads(response.body)
+        data = json_text.loads_answer(response.body)
     except (ValueError, UnicodeDecodeError):
         return None
     return data if isinstance(data, dict) else None

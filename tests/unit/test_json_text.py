@@ -4,10 +4,13 @@ the way it refuses any malformed one: never an internal error."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reconciler import json_text
 from reconciler.engine.machine_cache import CACHE_DIR_ENV, MachineCache
@@ -32,6 +35,29 @@ def test_loads_reads_ordinary_json_as_the_standard_library_does() -> None:
 def test_loads_calls_too_deep_a_document_malformed() -> None:
     with pytest.raises(ValueError, match="nested too deeply"):
         json_text.loads(DEEP)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(JSON_VALUES)
+def test_a_platform_answer_reads_as_the_standard_library_reads_it(value: object) -> None:
+    for body in (json.dumps(value), json.dumps(value, ensure_ascii=False, indent=1)):
+        assert json_text.loads_answer(body.encode()) == json.loads(body)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"", b"{", b'{"a": 1} x', b"\xff", b'{"a": "\x01"}', DEEP.encode()],
+    ids=["empty", "truncated", "trailing", "not-utf8", "control-character", "too-deep"],
+)
+def test_a_malformed_platform_answer_is_a_value_error(body: bytes) -> None:
+    with pytest.raises(ValueError):
+        json_text.loads_answer(body)
 
 
 @pytest.mark.parametrize(
