@@ -312,9 +312,8 @@ def discover(paths: Sequence[Path]) -> list[Path]:
     for p in paths:
         if p.is_dir() and p.suffix != ".toml":
             # only parts below the specs folder hide a file: the repository itself may live under ~/.cache or .worktrees
-            found.update(
-                q for q in p.rglob("*.toml") if not any(part.startswith(".") for part in q.relative_to(p).parts)
-            )
+            depth = len(p.parts)  # rglob builds each path on `p`: its parts past these are the relative ones
+            found.update(q for q in p.rglob("*.toml") if not any(part.startswith(".") for part in q.parts[depth:]))
         else:
             found.add(p)
     return sorted(found)
@@ -395,6 +394,11 @@ def load_settings(path: Path, display: str) -> tuple[ProjectSettings | None, lis
 
 def _display(path: Path, root: Path) -> str:
     """The path as users see it: relative to the repository root when inside it."""
+    if os.sep == "/":
+        # what relative_to gives for a path spelled under the root, without parsing both again
+        text, base = str(path), str(root).rstrip("/") + "/"
+        if text.startswith(base) and len(text) > len(base):
+            return text[len(base) :]
     with contextlib.suppress(ValueError):
         return path.relative_to(root).as_posix()
     # resolved only when the path as given is not under the root (a symlinked checkout, a

@@ -129,3 +129,41 @@ def test_a_run_spec_may_not_take_the_id_of_a_benchmark_spec(tmp_path: Path) -> N
     assert result.run_specs == [] and [b.id for b in result.benchmark_specs] == ["benchmarks/tb"]
     assert error.code == "DUPLICATE_ID" and error.file == "specs/runs/smoke.toml" and error.key == "reconcile.id"
     assert "benchmark spec specs/benchmarks/tb.toml" in error.message
+
+
+SEGMENTS = st.sampled_from(
+    ["", ".", "..", "specs", "runs", "a.toml", "b.c.toml", ".hidden.toml", "x.", ".x", "é ñ@1", "a b"]
+)
+PATHS = st.lists(SEGMENTS, min_size=1, max_size=5).map("/".join)
+
+
+@given(PATHS, PATHS)
+def test_a_default_spec_id_is_the_one_the_path_arithmetic_gives(path: str, specs_root: str) -> None:
+    """`default_spec_id` works on plain strings where it can; it must agree with PurePosixPath."""
+    from pathlib import PurePosixPath
+
+    from reconciler.specs.models import default_spec_id
+
+    p = PurePosixPath(path)
+    try:
+        rel = p.relative_to(PurePosixPath(specs_root))
+    except ValueError:
+        rel = p
+    try:
+        expected = str(rel.with_suffix(""))
+    except ValueError:  # no name to drop a suffix from ("."): no file can have that path
+        return
+    assert default_spec_id(path, specs_root) == expected
+
+
+@given(st.sampled_from(["/", "/repo", "/repo/sub", "/a b/é"]), st.lists(SEGMENTS.filter(bool), min_size=0, max_size=4))
+def test_a_spec_files_shown_path_is_the_one_relative_to_gives(root: str, parts: list[str]) -> None:
+    """The loader shows a path relative to the repository root by string prefix where it can."""
+    from reconciler.specs.loader import _display
+
+    path = Path(root, *parts)
+    try:
+        expected = path.relative_to(Path(root)).as_posix()
+    except ValueError:
+        expected = path.as_posix()
+    assert _display(path, Path(root)) == expected
