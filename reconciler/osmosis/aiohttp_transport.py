@@ -2,9 +2,17 @@
 
 Chosen over httpx for its per-request cost: measured on the same Starlette server, 400 GETs at
 concurrency 16, aiohttp spent 0.26 ms of client CPU per request where httpx spent 3.3-3.5 ms.
-Its import (0.22-0.30 s here, a third to half of it aiohttp.connector loading the CA bundle) is
-paid only by a client that talks to a URL: this module is imported when such a transport is
-built, never by a local plan.
+Its import is paid only by a client that talks to a URL: this module is imported when such a
+transport is built, never by a local plan.
+
+TLS: aiohttp builds two default TLS contexts when imported, and each parses the system's whole
+CA bundle (50-70 ms apiece on a 2-core machine, over a third of the import), although neither
+is used here: every https request carries the verified context `_verified_tls()` builds on the
+first https request (one parse, and none for a platform on loopback http). So aiohttp is
+imported with the CA file and directory pointed at nothing (`_no_default_ca_paths`): its own
+contexts would verify no server at all, so a request that missed ours would fail closed. The
+two variables are changed in the process environment for the length of that import only; the
+commands import this module before they start any thread of their own.
 
 One aiohttp.ClientSession per transport, created on first use inside the running event loop
 (aiohttp binds a session to its loop). Redirects are never followed here. Proxies from the
@@ -16,15 +24,56 @@ carry none (presigned GETs).
 from __future__ import annotations
 
 import asyncio
+import functools
+import os
+import ssl
+import sys
 import urllib.request
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from urllib.parse import urlsplit
 
-import aiohttp
-from yarl import URL
-
 from .transport import Headers, Request, Response, StreamedResponse, TransportError
+
+# OpenSSL reads these when a context loads its default CA paths (SSL_CTX_set_default_verify_paths)
+_CA_PATH_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+@contextmanager
+def _no_default_ca_paths() -> Iterator[None]:
+    """While aiohttp is first imported: TLS contexts that load the default CA paths load none."""
+    if "aiohttp" in sys.modules:
+        yield
+        return
+    saved = {name: os.environ.get(name) for name in _CA_PATH_VARIABLES}
+    for name in _CA_PATH_VARIABLES:
+        os.environ[name] = os.devnull
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+with _no_default_ca_paths():
+    import aiohttp
+    from yarl import URL
+
+
+@functools.cache
+def _verified_tls() -> ssl.SSLContext:
+    """The context of every https request: the system's CA bundle (or SSL_CERT_FILE/SSL_CERT_DIR),
+    hostnames checked; HTTP/1.1 offered, as aiohttp's own default context does."""
+    context = ssl.create_default_context()
+    context.set_alpn_protocols(["http/1.1"])
+    return context
+
+
+def _tls_for(url: str) -> ssl.SSLContext | bool:
+    return _verified_tls() if urlsplit(url).scheme == "https" else True
 
 CHUNK = 1 << 18  # read size of a streamed body: big reads, few wake-ups
 
@@ -62,6 +111,7 @@ class AiohttpTransport:
                 allow_redirects=False,
                 timeout=timeout,
                 proxy=self._proxy(request.url),
+                ssl=_tls_for(request.url),
             ) as answer:
                 body = await answer.read()
                 return Response(answer.status, Headers(answer.headers.items()), body)
@@ -79,6 +129,7 @@ class AiohttpTransport:
                 allow_redirects=False,
                 timeout=self._stream_timeout,
                 proxy=self._proxy(request.url),
+                ssl=_tls_for(request.url),
             )
             answer = await context.__aenter__()
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
