@@ -26,7 +26,7 @@ from ..core.world import BenchmarkState, Desired, Observed, ObservedRun, RunAgen
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
 from ..osmosis.models import BenchmarkDetail, RunDetail, RunItem, RunScan
-from ..outputs.layout import run_dir_name, types_on_disk
+from ..outputs.layout import downloaded_types
 from ..specs.rules import BenchmarkFacts, TaskInfo
 from .machine_cache import MachineCache
 from .state import State
@@ -429,12 +429,10 @@ async def observe(
         if unmanaged or runs_filter.relevant(item.id, item.name)
     )
 
-    downloaded: dict[str, frozenset[str]] = {}
-    for run in runs:
-        if run.marker is not None and run.marker.owner == owner and run.terminal:
-            done = types_on_disk(outputs_root / run_dir_name(run.name, run.id), run.id)
-            if done:
-                downloaded[run.id] = done
+    downloaded = downloaded_types(
+        outputs_root,
+        ((r.name, r.id) for r in runs if r.marker is not None and r.marker.owner == owner and r.terminal),
+    )
     return Observed(
         owner=owner,
         runs=runs,

@@ -75,6 +75,7 @@ def _verified_tls() -> ssl.SSLContext:
 def _tls_for(url: str) -> ssl.SSLContext | bool:
     return _verified_tls() if urlsplit(url).scheme == "https" else True
 
+
 CHUNK = 1 << 18  # read size of a streamed body: big reads, few wake-ups
 
 

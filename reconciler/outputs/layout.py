@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
-from .bookkeeping import load_ledger
+from .bookkeeping import LEDGER_DIR, load_ledger
 
 TYPES: tuple[str, ...] = ("summary", "results", "artifacts", "logs")
 FIXED_FILES = {"summary.csv": "summary", "results.csv": "results", "logs.txt": "logs"}
@@ -39,3 +40,32 @@ def types_on_disk(run_dir: Path, run_id: str) -> frozenset[str]:
     if ledger.run_id != run_id:
         return frozenset()
     return frozenset(t for t in ledger.types if t in TYPES)
+
+
+def downloaded_types(outputs_root: Path, runs: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:
+    """run id -> `types_on_disk`, for each (run name, run id) of `runs` with any.
+
+    The outputs folder is listed once and only the runs with a folder or a ledger there are
+    read: asking each run's files costs three failed opens per run that was never downloaded,
+    30 ms of a plan with 1,000 finished runs. An unlistable folder is asked run by run."""
+    present: set[str] | None
+    try:
+        present = {entry.name for entry in outputs_root.iterdir()}
+    except FileNotFoundError:
+        return {}  # nothing was ever downloaded here
+    except OSError:
+        present = None
+    if present is not None and LEDGER_DIR in present:
+        try:
+            present |= {entry.name for entry in (outputs_root / LEDGER_DIR).iterdir()}
+        except OSError:
+            present = None
+    found = {}
+    for name, run_id in runs:
+        folder = run_dir_name(name, run_id)
+        if present is not None and folder not in present and f"{folder}.json" not in present:
+            continue
+        done = types_on_disk(outputs_root / folder, run_id)
+        if done:
+            found[run_id] = done
+    return found
