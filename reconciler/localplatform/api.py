@@ -201,9 +201,35 @@ async def json_body(request: Request) -> Any:
     if _nesting(text) > MAX_JSON_DEPTH:
         raise ApiError(400, f"Request body nests deeper than {MAX_JSON_DEPTH} levels", "VALIDATION")
     try:
-        return json.loads(text)
+        body = json.loads(text, parse_constant=_not_json)
     except ValueError as exc:
         raise ApiError(400, f"Request body is not valid JSON: {exc}", "VALIDATION") from None
+    out_of_range = _out_of_range(body)
+    if out_of_range is not None:
+        raise ApiError(400, f"Request body holds a number out of range: {out_of_range}", "VALIDATION")
+    return body
+
+
+def _not_json(constant: str) -> Any:
+    """NaN and Infinity are Python's extensions, not JSON: stored, no answer could carry them again."""
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+INT_RANGE = range(-(2**63), 2**63)  # what the store keeps as an integer
+
+
+def _out_of_range(value: Any) -> str | None:
+    """The first integer the store could not keep, as text; None when there is none."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and item not in INT_RANGE:
+            return str(item) if len(str(item)) <= 30 else f"{str(item)[:27]}..."
+    return None
 
 
 def _nesting(text: str) -> int:

@@ -95,15 +95,22 @@ def describe_error(err: ErrorDetails, root: type[BaseModel]) -> tuple[KeyPath, s
             expected = "an array of tables ([[agents]])"
         return path, f"must be {expected}, got {toml_type(value)}", "BAD_TYPE"
     if kind == "literal_error":
-        return path, f"must be one of {ctx.get('expected')}; got {value!r}", "BAD_VALUE"
+        return path, f"must be one of {ctx.get('expected')}; got {_shown(value)}", "BAD_VALUE"
     if kind == "string_pattern_mismatch":
-        return path, f"{value!r} does not match {ctx.get('pattern')}", "BAD_VALUE"
+        return path, f"{_shown(value)} does not match {ctx.get('pattern')}", "BAD_VALUE"
     if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
-        return path, f"{err['msg'][:1].lower()}{err['msg'][1:]}, got {value!r}", "BAD_VALUE"
+        return path, f"{err['msg'][:1].lower()}{err['msg'][1:]}, got {_shown(value)}", "BAD_VALUE"
     message = err["msg"]
     if message.startswith("Value error, "):
         message = message[len("Value error, ") :]
     return path, message[:1].lower() + message[1:], "BAD_VALUE"
+
+
+def _shown(value: Any) -> str:
+    """`repr(value)`; a number too long to read (or to print at all: 4,300 digits) is described."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        return f"a number of {value.bit_length()} bits"
+    return repr(value)
 
 
 def allowed_keys(root: type[BaseModel], loc: tuple[int | str, ...]) -> list[str]:

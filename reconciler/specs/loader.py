@@ -33,6 +33,7 @@ from .toml_bounds import MAX_SPEC_BYTES, check_depth
 from .toml_positions import Position, key_on_line, key_positions, locate
 
 M = TypeVar("M", bound=BaseModel)
+_LONG_NUMBER = re.compile(r"[0-9A-Fa-f_]{1000,}")  # far past any number a spec holds
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 _TOML_TWICE = re.compile(r"Cannot (?:declare|overwrite a value|mutate immutable namespace)(?: \((.*)\))?")
 _TOML_EOF = re.compile(r"\s*\(at end of document\)\s*$")
@@ -110,28 +111,37 @@ def parse_document(raw: bytes, display: str) -> Document | Diagnostic:
     try:
         data = tomli.loads(text)
     except tomli.TOMLDecodeError as exc:
-        message = str(exc)
-        match = _TOML_POSITION.search(message)
-        line, col = (int(match.group(1)), int(match.group(2))) if match else (text.count("\n") + 1, 1)
-        if not match and _TOML_EOF.search(message):
-            message = _TOML_EOF.sub("", message) + " at end of file"
-        message = _TOML_POSITION.sub("", message)
-        declared = _TOML_TWICE.match(message)
-        if declared:
-            key = ".".join(re.findall(r"'([^']*)'", declared.group(1) or ""))
-            found = key_on_line(text, line)
-            if found is not None:
-                key, (line, col) = dotted(found[0]), found[1]
-            return Diagnostic(
-                file=display,
-                line=line,
-                col=col,
-                key=key or "(file)",
-                code="TOML_DUPLICATE",
-                message="is declared twice; merge the two into one table or key",
-            )
-        return _file_error(display, "TOML_SYNTAX", f"invalid TOML: {message[:1].lower()}{message[1:]}", line, col)
+        return _toml_error(display, text, exc)
+    except ValueError:  # an integer literal longer than Python converts (sys.get_int_max_str_digits)
+        found = _LONG_NUMBER.search(text)
+        line = text.count("\n", 0, found.start()) + 1 if found else 1
+        col = found.start() - (text.rfind("\n", 0, found.start()) + 1) + 1 if found else 1
+        return _file_error(display, "TOML_SYNTAX", "invalid TOML: a number with thousands of digits", line, col)
     return Document(display, data, text)
+
+
+def _toml_error(display: str, text: str, exc: tomli.TOMLDecodeError) -> Diagnostic:
+    message = str(exc)
+    match = _TOML_POSITION.search(message)
+    line, col = (int(match.group(1)), int(match.group(2))) if match else (text.count("\n") + 1, 1)
+    if not match and _TOML_EOF.search(message):
+        message = _TOML_EOF.sub("", message) + " at end of file"
+    message = _TOML_POSITION.sub("", message)
+    declared = _TOML_TWICE.match(message)
+    if declared:
+        key = ".".join(re.findall(r"'([^']*)'", declared.group(1) or ""))
+        found = key_on_line(text, line)
+        if found is not None:
+            key, (line, col) = dotted(found[0]), found[1]
+        return Diagnostic(
+            file=display,
+            line=line,
+            col=col,
+            key=key or "(file)",
+            code="TOML_DUPLICATE",
+            message="is declared twice; merge the two into one table or key",
+        )
+    return _file_error(display, "TOML_SYNTAX", f"invalid TOML: {message[:1].lower()}{message[1:]}", line, col)
 
 
 def _read_regular(path: Path, display: str) -> bytes | Diagnostic:

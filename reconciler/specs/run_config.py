@@ -12,9 +12,12 @@ from pydantic import ConfigDict, Field, PrivateAttr, ValidatorFunctionWrapHandle
 
 from ..values import Value
 
+INT64_MAX = 2**63 - 1  # a platform keeps integers in 64 bits
+
 
 class _Table(Value):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # allow_inf_nan: TOML's inf and nan have no JSON form, so no submit body could carry them
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
 class Experiment(_Table):
@@ -78,10 +81,10 @@ class Agent(_Table):
 
 
 class Execution(_Table):
-    attempts_per_task: int | None = Field(default=None, ge=1)
-    max_concurrent_attempts: int | None = Field(default=None, ge=1)
+    attempts_per_task: int | None = Field(default=None, ge=1, le=INT64_MAX)
+    max_concurrent_attempts: int | None = Field(default=None, ge=1, le=INT64_MAX)
     timeout_multiplier: float | None = Field(default=None, gt=0)
-    max_retries: int | None = Field(default=None, ge=0)
+    max_retries: int | None = Field(default=None, ge=0, le=INT64_MAX)
     pass_threshold: float | None = Field(default=None, ge=0, le=1)
     judge_model: str | None = None
     judge_api_key_secret: str | None = None

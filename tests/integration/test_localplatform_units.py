@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -352,3 +353,19 @@ def test_run_pages_follow_one_another_without_gaps_or_repeats(local: Local) -> N
     listed = [r["id"] for page in pages for r in page["benchmark_runs"]]
     assert listed == ids[::-1]
     assert [p["next_offset"] for p in pages] == [3, 6, None, None]
+
+
+@pytest.mark.parametrize(
+    "execution",
+    [{"timeout_multiplier": float("inf")}, {"timeout_multiplier": float("nan")}, {"max_retries": 10**20}],
+    ids=["infinity", "nan", "past-64-bits"],
+)
+def test_a_submit_with_a_number_no_answer_could_carry_is_refused_and_the_list_still_reads(
+    local: Local, execution: dict[str, Any]
+) -> None:
+    """Kept, such a run would make every later listing fail: it is refused at the door."""
+    raw = json.dumps(body(execution_config=execution)).encode()  # Python writes inf as `Infinity`
+    answer = local.client.post(f"{API}/benchmark-runs", content=raw, headers={"Content-Type": "application/json"})
+    assert answer.status_code == 400 and answer.json()["code"] == "VALIDATION"
+    listing = local.client.get(f"{API}/benchmark-runs")
+    assert listing.status_code == 200 and listing.json()["total_count"] == 0
