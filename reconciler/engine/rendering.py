@@ -51,11 +51,18 @@ def _compose(existing: str | None, table: str, name: str, display: str, explicit
     return table
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path, rel: str) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError:
+        raise UnsafePathError(
+            f"{rel} exists and is not UTF-8 text, so reconciler did not write it; refusing to overwrite it",
+            hint="move that file away, or set [leaderboard] output (or chart) to another path",
+        ) from None
+    except OSError as exc:
+        raise UnsafePathError(f"{rel} cannot be read: {exc.strerror or exc}", hint="fix or remove it") from None
 
 
 async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Observed, *, check: bool) -> RenderOutcome:
@@ -109,7 +116,7 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
         outputs.append((chart, drawing))
     for rel, build in outputs:
         path = writable_path(root, rel)
-        existing = _read(path)
+        existing = _read(path, rel)
         content = build(existing)
         outcome.files.append(rel)
         if existing != content:

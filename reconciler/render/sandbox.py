@@ -8,6 +8,7 @@ syntax error to a refused attribute, is a ConfigError that names it and its line
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,8 @@ from ..safe_paths import UnsafePathError, read_repo_file
 MAX_TEMPLATE_BYTES = 256 * 1024
 _MAX_REPEAT = 100_000  # jinja2's own bound on range()
 _MAX_EXPONENT = 1000
+_MAX_WIDTH = re.compile(r"%[-#0 +]*(?:\d{6,}|\d*\.\d{6,})")  # `"%300000000s" % x`: a width of a million or more
+MAX_OUTPUT_CHARS = 8_000_000  # a leaderboard of thousands of rows is well under a million
 
 
 class RepositoryLoader(jinja2.BaseLoader):
@@ -56,10 +59,22 @@ class RepositoryLoader(jinja2.BaseLoader):
 
 class _Template(jinja2.Template):
     def render(self, *args: Any, **kwargs: Any) -> str:
+        name = self.name or "template"
         try:
-            return super().render(*args, **kwargs)
-        except jinja2.TemplateError as exc:
-            raise _template_failure(self.name or "template", self.filename, exc) from None
+            text = super().render(*args, **kwargs)
+        except Exception as exc:  # a template is code: whatever it raises (1/0, a self-include) is its failure
+            raise _template_failure(name, self.filename, exc) from None
+        if len(text) > MAX_OUTPUT_CHARS:
+            raise _template_failure(
+                name,
+                self.filename,
+                SecurityError(f"its output is over {MAX_OUTPUT_CHARS // 1_000_000} million characters"),
+            )
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise _template_failure(name, self.filename, exc) from None
+        return text
 
 
 class SandboxedEnvironment(ImmutableSandboxedEnvironment):
@@ -67,12 +82,14 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
     so `cycler.__init__.__globals__` (the route to os.environ, files and commands) is closed."""
 
     template_class = _Template
-    # `"x" * 10**10` or `2 ** 10**8` would exhaust memory or time before any output
-    intercepted_binops = frozenset({"*", "**"})
+    # `"x" * 10**10`, `2 ** 10**8` or `"%300000000s" % x` would exhaust memory or time before any output
+    intercepted_binops = frozenset({"*", "**", "%"})
 
     def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "**" and isinstance(right, int) and abs(right) > _MAX_EXPONENT:
             raise SecurityError(f"an exponent above {_MAX_EXPONENT} is not allowed in a template")
+        if operator == "%" and isinstance(left, str) and _MAX_WIDTH.search(left):
+            raise SecurityError("a format width of a million or more is not allowed in a template")
         if operator == "*":
             for seq, times in ((left, right), (right, left)):
                 if isinstance(seq, str | list | tuple) and isinstance(times, int) and len(seq) * times > _MAX_REPEAT:
@@ -87,12 +104,16 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
             raise _template_failure(name, getattr(exc, "filename", None), exc) from None
 
 
-def _template_failure(name: str, filename: str | None, exc: jinja2.TemplateError) -> ConfigError:
+def _template_failure(name: str, filename: str | None, exc: BaseException) -> ConfigError:
     where = f"templates/{name}" if filename is None or "reconciler/render/templates" not in filename else name
     line = getattr(exc, "lineno", None) or _line_in_traceback(exc, filename)
     at = f":{line}" if line else ""
+    if isinstance(exc, jinja2.TemplateError):
+        why = exc.message or type(exc).__name__
+    else:
+        why = f"{type(exc).__name__}: {str(exc)[:200]}" if str(exc) else type(exc).__name__
     return ConfigError(
-        f"template {where}{at} cannot be rendered: {exc.message or type(exc).__name__}",
+        f"template {where}{at} cannot be rendered: {why}",
         hint=f"fix {where}, or delete it to use the packaged template",
     )
 

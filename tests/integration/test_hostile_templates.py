@@ -56,6 +56,16 @@ CASES = [
     Hostile("string-of-ten-gigabytes", "{{ 'x' * 10**10 }}", "a repetition longer than 100000 items"),
     Hostile("huge-power", "{{ 2 ** 100000000 }}", "an exponent above 1000"),
     Hostile("syntax-error", "{% if %}", "templates/plan.md.j2:1 cannot be rendered"),
+    # whatever Python raises inside a template is the template's failure, at its line
+    Hostile("division-by-zero", "ok\n{{ 1/0 }}", "templates/plan.md.j2:2 cannot be rendered: ZeroDivisionError"),
+    Hostile("adding-a-number-to-text", '{{ "a" + 1 }}', "cannot be rendered: TypeError"),
+    Hostile("sorting-mixed-types", '{{ [1, "a"]|sort }}', "cannot be rendered: TypeError"),
+    Hostile("a-range-too-long", "{{ range(10**9)|length }}", "cannot be rendered: OverflowError"),
+    Hostile("including-itself", '{% include "plan.md.j2" %}', "cannot be rendered: RecursionError"),
+    Hostile("a-bad-filter-argument", '{{ "x"|wordwrap(0) }}', "cannot be rendered: ValueError"),
+    Hostile("a-lone-surrogate", '{{ "\\ud800" }}', "cannot be rendered: UnicodeEncodeError"),
+    Hostile("a-format-width-of-300-megabytes", '{{ "%300000000s" % "x" }}', "a format width of a million or more"),
+    Hostile("output-of-ten-megabytes", '{% for i in range(100) %}{{ "x" * 100000 }}{% endfor %}', "over 8 million"),
 ]
 
 
