@@ -1,10 +1,27 @@
-"""Writing files atomically: a reader sees the old bytes or the new ones, never a part."""
+"""Writing files atomically (a reader sees the old bytes or the new ones, never a part), and
+reading files any process may have swapped for something that is not a file."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of `path` when it is a regular file of at most `limit` bytes, else OSError: a
+    FIFO put where a cache or event file belongs would block the read forever, /dev/zero never
+    ends. Opened without blocking, so a FIFO is seen for what it is before anything is read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit // (1024 * 1024)} MiB")
+    return data
 
 
 def write_if_changed(path: Path, content: str) -> bool:

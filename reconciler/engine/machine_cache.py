@@ -30,8 +30,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import json_text
+from ..files import read_regular
 
 CACHE_DIR_ENV = "RECONCILER_CACHE_DIR"
+MAX_CACHE_BYTES = 256 * 1024 * 1024  # 100,000 runs take about 5 MiB
 CACHE_VERSION = 3  # 3: `foreign`; an older file reads as an empty cache
 
 
@@ -137,7 +139,7 @@ _Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object], di
 def _read(path: Path, key: dict[str, str]) -> _Entries:
     """What the file says, keeping only well-formed entries; anything else reads as an empty cache."""
     try:
-        doc = json_text.loads(path.read_text(encoding="utf-8"))  # nesting too deep: a ValueError
+        doc = json_text.loads(read_regular(path, MAX_CACHE_BYTES))  # nesting too deep: a ValueError
     except (OSError, ValueError):
         return _fresh()
     if not isinstance(doc, dict) or doc.get("version") != CACHE_VERSION:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import json_text
 from ..errors import ConfigError
+from ..files import read_regular
 
 DEFAULT_API_URL = "https://api.github.com"
 _COMMIT = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")  # only a full object id goes on a git command line
@@ -68,9 +69,12 @@ def _need(env: Mapping[str, str], name: str, why: str) -> str:
     return value
 
 
+MAX_EVENT_BYTES = 64 * 1024 * 1024  # GitHub's event payloads are a few MiB at most
+
+
 def read_event(path: Path) -> dict[str, Any]:
     try:
-        data = json_text.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(read_regular(path, MAX_EVENT_BYTES))
     except FileNotFoundError:
         raise GitHubEnvError(f"GITHUB_EVENT_PATH points at {path}, which does not exist") from None
     except (OSError, ValueError) as exc:

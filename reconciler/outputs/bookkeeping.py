@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import json_text
+from ..files import read_regular
 
 LEDGER_DIR = ".reconciler"
+MAX_LEDGER_BYTES = 256 * 1024 * 1024  # a run of a million files
 _LEGACY_RECORD = ".reconciler-download.json"
 _LEGACY_INDEX = ".reconciler-files.json"
 
@@ -74,7 +76,7 @@ def save_ledger(run_dir: Path, ledger: Ledger) -> bool:
 
 def _read(path: Path) -> dict[str, object] | None:
     try:
-        data = json_text.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(read_regular(path, MAX_LEDGER_BYTES))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
