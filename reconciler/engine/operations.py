@@ -123,6 +123,9 @@ def read_plan_file(path: Path) -> tuple[Policy, dict[str, Any]]:
     saved = doc.get("plan")
     if not isinstance(saved, dict):
         raise refuse("plan is missing or not an object")
+    actions = saved.get("actions")
+    if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+        raise refuse("plan.actions is not a list of objects")
     return policy, saved
 
 

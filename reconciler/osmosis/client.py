@@ -383,6 +383,13 @@ def _scope_header(workspace: str | None, git_identity: str | None) -> tuple[str,
         name = workspace.strip()
         if not name or not name.isprintable():
             raise ConfigError(f"invalid workspace name {workspace!r}")
+        try:
+            name.encode("latin-1")  # an HTTP header value carries nothing else
+        except UnicodeEncodeError:
+            raise ConfigError(
+                f"workspace name {workspace!r} cannot be sent to the platform: only Latin-1 characters fit an HTTP header",
+                hint="use the workspace's name as the platform shows it",
+            ) from None
         return ("X-Osmosis-Workspace", name)
     if git_identity is not None:
         identity = git_identity.strip().lower()
