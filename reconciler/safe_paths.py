@@ -48,6 +48,15 @@ def path_problem(rel: str) -> str | None:
     return None
 
 
+def overlaps(rel: str, other: str) -> bool:
+    """Whether two repository paths name the same file or folder, or one lies inside the other
+    (compared case-blind, as on the file systems that are)."""
+    a = [p.casefold() for p in PurePosixPath(rel).parts if p != "."]
+    b = [p.casefold() for p in PurePosixPath(other).parts if p != "."]
+    n = min(len(a), len(b))
+    return a[:n] == b[:n]
+
+
 def writable_path(root: Path, rel: str, *, directory: bool = False) -> Path:
     """The absolute path to write `rel` at, after the write-time checks; raises UnsafePathError.
 

@@ -14,7 +14,7 @@ from ..errors import ReconcilerError
 from ..files import write_if_changed
 from ..render.leaderboard import order_rows, parse_rows, ranked_k, render_markdown, render_svg
 from ..render.markers import begin_marker, replace_block
-from ..safe_paths import UnsafePathError, is_ours, writable_path
+from ..safe_paths import UnsafePathError, is_ours, overlaps, writable_path
 from ..settings import LOCAL_PLATFORM
 from ..specs.models import BenchmarkSpec
 from .apply import ActionResult
@@ -63,6 +63,39 @@ def _read(path: Path, rel: str) -> str | None:
         ) from None
     except OSError as exc:
         raise UnsafePathError(f"{rel} cannot be read: {exc.strerror or exc}", hint="fix or remove it") from None
+
+
+def output_problem(session: RepoSession, spec: BenchmarkSpec) -> UnsafePathError | None:
+    """Why `spec`'s leaderboard files may not be written, or None: a generated file never lands
+    on the specs, the state, the outputs, the templates or reconciler's own folder, nor on a
+    file another benchmark spec's leaderboard (or this one's other file) writes."""
+    s = session.project.settings
+    lb = spec.leaderboard
+    if lb is None:
+        return None
+    others: list[tuple[str, str]] = [
+        (s.specs_dir, "the specs folder"),
+        (s.state_file, "the state file"),
+        (s.outputs_dir, "the outputs folder"),
+        (".reconciler", "reconciler's own folder"),
+        ("templates", "the templates folder"),
+    ]
+    for b in session.desired.benchmarks:
+        if b.id != spec.id and b.leaderboard is not None:
+            others += [
+                (rel, f"the leaderboard of {b.id}") for rel in (b.leaderboard.output, b.leaderboard.chart) if rel
+            ]
+    checks = [(lb.output, others + ([(lb.chart, "its own chart")] if lb.chart else []))]
+    if lb.chart:
+        checks.append((lb.chart, others))
+    for rel, against in checks:
+        for other, what in against:
+            if overlaps(rel, other):
+                return UnsafePathError(
+                    f"refusing to write {rel}: it overlaps {what} ({other})",
+                    hint=f"give {spec.id} a leaderboard output and chart of their own, outside {other}",
+                )
+    return None
 
 
 async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Observed, *, check: bool) -> RenderOutcome:
@@ -114,6 +147,9 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
             return svg
 
         outputs.append((chart, drawing))
+    problem = output_problem(session, spec)
+    if problem is not None:
+        raise problem
     for rel, build in outputs:
         path = writable_path(root, rel)
         existing = _read(path, rel)

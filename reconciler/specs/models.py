@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
-from ..safe_paths import path_problem
+from ..safe_paths import overlaps, path_problem
 from ..values import Value
 from .run_config import RunConfig
 
@@ -105,10 +105,16 @@ class ProjectSettings(_Table):
     apply: ApplySettings = Field(default_factory=ApplySettings)
     commit: CommitSettings = Field(default_factory=CommitSettings)
 
-    @field_validator("state_file", "outputs_dir")
+    @field_validator("specs_dir", "state_file", "outputs_dir")
     @classmethod
-    def _inside_the_work_tree(cls, value: str) -> str:
-        return _writable(value)
+    def _inside_the_work_tree(cls, value: str, info: ValidationInfo) -> str:
+        value = _writable(value)
+        # what reconciler writes never lands among the specs it reads, nor in one another
+        for other in ("specs_dir", "state_file"):
+            theirs = info.data.get(other)
+            if other != info.field_name and isinstance(theirs, str) and overlaps(value, theirs):
+                raise ValueError(f"{value!r} overlaps {other} {theirs!r}; keep the two apart")
+        return value
 
 
 def _writable(value: str) -> str:
