@@ -88,18 +88,34 @@ def _table(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _pr_number(value: object) -> bool:
+    """A pull request number as GitHub gives it: a positive integer (JSON's `true` is not one)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31
+
+
+def _branch_name(value: object) -> bool:
+    """A branch name git could hold: printable text that encodes (a lone surrogate does not)."""
+    if not isinstance(value, str) or not value or not value.isprintable():
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def pull_request_of(event: Mapping[str, Any]) -> PullRequestEvent | None:
     """The pull request an event is about, or None (a push, a schedule, an issue comment on an issue)."""
     pr = event.get("pull_request")
-    if isinstance(pr, dict) and isinstance(pr.get("number"), int):
+    if isinstance(pr, dict) and _pr_number(pr.get("number")):
         base = _table(pr.get("base"))
         head = _table(pr.get("head"))
-        base_ref = base.get("ref") if isinstance(base.get("ref"), str) else None
+        base_ref = base.get("ref") if _branch_name(base.get("ref")) else None
         head_sha = head.get("sha") if isinstance(head.get("sha"), str) else None
         base_sha = base.get("sha") if isinstance(base.get("sha"), str) and _COMMIT.match(base["sha"]) else None
         return PullRequestEvent(pr["number"], base_ref, head_sha, base_sha)
     issue = event.get("issue")
-    if isinstance(issue, dict) and isinstance(issue.get("number"), int) and issue.get("pull_request"):
+    if isinstance(issue, dict) and _pr_number(issue.get("number")) and issue.get("pull_request"):
         return PullRequestEvent(issue["number"], None, None)
     return None
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import tomli  # its compiled build parses specs 2.5-3x faster than the standard library's copy (tomllib)
 from pydantic import BaseModel, ValidationError
 
+from ..errors import SpecError
 from . import rules
 from .diagnostics import Diagnostic, KeyPath, Severity, dotted
 from .errors_text import describe_error
@@ -323,7 +324,12 @@ def discover(paths: Sequence[Path]) -> list[Path]:
         if p.is_dir() and p.suffix != ".toml":
             # only parts below the specs folder hide a file: the repository itself may live under ~/.cache or .worktrees
             depth = len(p.parts)  # rglob builds each path on `p`: its parts past these are the relative ones
-            found.update(q for q in p.rglob("*.toml") if not any(part.startswith(".") for part in q.parts[depth:]))
+            try:
+                found.update(q for q in p.rglob("*.toml") if not any(part.startswith(".") for part in q.parts[depth:]))
+            except RecursionError:  # pathlib walks folders recursively: a thousand nested ones exhaust it
+                raise SpecError(
+                    f"{p} holds folders nested too deeply to search for specs", hint="flatten the folders under it"
+                ) from None
         else:
             found.add(p)
     return sorted(found)

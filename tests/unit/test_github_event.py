@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.github.event import GitHubEnvError, context_from_env, pull_request_from_env
+from reconciler.github.event import GitHubEnvError, context_from_env, pull_request_from_env, pull_request_of
 
 TOKEN = "ghs_secret_value_never_shown"
 
@@ -82,3 +82,15 @@ def test_the_token_is_not_in_the_context_repr(tmp_path: Path) -> None:
 
 def test_pull_request_from_env_is_none_outside_actions() -> None:
     assert pull_request_from_env({}) is None
+
+
+@pytest.mark.parametrize("number", [True, False, 0, -3, 10**30, "12", 1.0, None])
+def test_a_pull_request_number_that_github_never_sends_is_no_pull_request(number: object) -> None:
+    assert pull_request_of({"pull_request": {"number": number, "base": {"ref": "main"}}}) is None
+    assert pull_request_of({"issue": {"number": number, "pull_request": {}}}) is None
+
+
+@pytest.mark.parametrize("ref", ["\ud800", "", "ma\nin", 5])
+def test_a_base_branch_no_git_ref_could_be_is_left_unknown(ref: object) -> None:
+    found = pull_request_of({"pull_request": {"number": 7, "base": {"ref": ref}}})
+    assert found is not None and found.number == 7 and found.base_ref is None
