@@ -14,7 +14,7 @@ import pytest
 from reconciler.core.identity import Marker, marked_payload
 from reconciler.core.plan import ActionKind, plan
 from reconciler.core.world import Policy, RunAgents
-from reconciler.engine.apply import Applier, ApplyReport
+from reconciler.engine.apply import ActionResult, Applier, ApplyReport
 from reconciler.engine.download_targets import Target, resolve_targets
 from reconciler.engine.downloads import downloader_for
 from reconciler.engine.machine_cache import CACHE_DIR_ENV, MachineCache
@@ -100,19 +100,24 @@ def forged_state(run_id: str, marker: Marker) -> State:
     return state
 
 
-def test_a_forged_claim_in_the_state_file_makes_apply_refuse_to_download_the_run(world: World) -> None:
-    run_id, marker = strangers_finished_run(world)
+def reconcile_download(world: World, state: State, run_id: str) -> ActionResult:
+    """Plan and apply as `reconcile` does (downloads included); the one download action's result."""
 
-    async def reconcile() -> ApplyReport:
+    async def go() -> ApplyReport:
         async with inprocess_client(world.app, "forged") as client:
-            session = world.session(client, forged_state(run_id, marker))
+            session = world.session(client, state)
             observed = await session.observe()
             p = plan(session.desired, observed, Policy())
             assert [a.kind for a in p.actions if a.run_id == run_id] == [ActionKind.DOWNLOAD]  # the plan trusted it
             return await Applier(session, observed, downloader=downloader_for(session)).run(p)
 
-    report = asyncio.run(reconcile())
-    (refused,) = [r for r in report.results if r.action.kind is ActionKind.DOWNLOAD]
+    (result,) = [r for r in asyncio.run(go()).results if r.action.kind is ActionKind.DOWNLOAD]
+    return result
+
+
+def test_a_forged_claim_in_the_state_file_makes_apply_refuse_to_download_the_run(world: World) -> None:
+    run_id, marker = strangers_finished_run(world)
+    refused = reconcile_download(world, forged_state(run_id, marker), run_id)
     assert not refused.ok and "is not owned by this repository; not downloaded" in refused.message
     assert not (world.root / ".osmosis").exists()  # no result of a stranger's run was written as ours
     assert run_id not in load_state(world.root / ".reconciler/state.json").markers
@@ -187,15 +192,7 @@ def test_our_run_claimed_for_another_config_of_its_spec_is_not_downloaded_as_the
     run_id, claimed = asyncio.run(submit_older())
     world.now += LATER
 
-    async def reconcile() -> ApplyReport:
-        async with inprocess_client(world.app, "forged") as client:
-            session = world.session(client, forged_state(run_id, claimed))
-            observed = await session.observe()
-            p = plan(session.desired, observed, Policy())
-            return await Applier(session, observed, downloader=downloader_for(session)).run(p)
-
-    report = asyncio.run(reconcile())
-    (refused,) = [r for r in report.results if r.action.kind is ActionKind.DOWNLOAD]
+    refused = reconcile_download(world, forged_state(run_id, claimed), run_id)
     assert not refused.ok and "runs another config than the plan saw; not downloaded" in refused.message
     assert not (world.root / ".osmosis").exists()
     kept = load_state(world.root / ".reconciler/state.json").markers[run_id]
