@@ -28,6 +28,9 @@ class UnsafePathError(ReconcilerError):
     """A write that would leave the work tree, enter .git, follow a symlink or clobber another's file."""
 
 
+MAX_NAME_BYTES = 255  # NAME_MAX of ext4, APFS, NTFS and the rest
+
+
 def path_problem(rel: str) -> str | None:
     """Why `rel` can never be a generated file's path, or None when it may be (static checks only)."""
     if not rel.strip():
@@ -45,6 +48,8 @@ def path_problem(rel: str) -> str | None:
     # casefold: on case-insensitive file systems `.GIT/config` is `.git/config`
     if any(p.casefold() == ".git" for p in parts):
         return f"{rel!r} is inside .git; reconciler never writes there"
+    if any(len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in parts):
+        return f"a name in {rel[:40]!r}... is longer than {MAX_NAME_BYTES} bytes, more than a file system holds"
     return None
 
 

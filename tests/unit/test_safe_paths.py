@@ -132,3 +132,20 @@ def test_a_file_is_ours_only_when_absent_marked_or_exactly_what_we_last_wrote(
 ) -> None:
     digest = "digest-of-notes" if existing == "# My notes\n" else "x"
     assert is_ours(existing, recorded_digest=recorded, digest=digest) is ours
+
+
+@pytest.mark.parametrize(
+    "rel", ["a" * 256 + ".md", "boards/" + "é" * 128 + ".md", "b" * 300 + "/board.md"], ids=["ascii", "utf8", "folder"]
+)
+def test_a_name_longer_than_any_file_system_holds_is_refused_when_validated(rel: str) -> None:
+    assert path_problem(rel) is not None and "longer than 255 bytes" in (path_problem(rel) or "")
+
+
+def test_a_name_of_255_bytes_passes_validation() -> None:
+    assert path_problem("boards/" + "a" * 252 + ".md") is None
+
+
+@given(st.text(min_size=1, max_size=300).filter(lambda t: "/" not in t))
+def test_no_name_path_problem_accepts_is_too_long_for_the_file_system(name: str) -> None:
+    if path_problem(f"boards/{name}") is None:
+        assert len(name.encode("utf-8", "surrogateescape")) <= 255
