@@ -10,17 +10,26 @@ import tempfile
 from pathlib import Path
 
 
+class NotRegularFile(OSError):
+    """The path is a FIFO, a device, a socket or a folder."""
+
+
+class TooLarge(OSError):
+    """The file holds more than the reader's limit."""
+
+
 def read_regular(path: Path, limit: int) -> bytes:
     """The bytes of `path` when it is a regular file of at most `limit` bytes, else OSError: a
-    FIFO put where a cache or event file belongs would block the read forever, /dev/zero never
-    ends. Opened without blocking, so a FIFO is seen for what it is before anything is read."""
+    FIFO put where a spec, cache or event file belongs would block the read forever, /dev/zero
+    never ends. Opened without blocking, so a FIFO is seen for what it is before anything is read
+    (even one swapped in after the caller looked)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
+            raise NotRegularFile(errno.EINVAL, "not a regular file")
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit // (1024 * 1024)} MiB")
+        raise TooLarge(errno.EFBIG, f"larger than {limit // 1024} KiB")
     return data
 
 

@@ -65,14 +65,14 @@ def _read(path: Path, rel: str) -> str | None:
         raise UnsafePathError(f"{rel} cannot be read: {exc.strerror or exc}", hint="fix or remove it") from None
 
 
-def output_problem(session: RepoSession, spec: BenchmarkSpec) -> UnsafePathError | None:
-    """Why `spec`'s leaderboard files may not be written, or None: a generated file never lands
-    on the specs, the state, the outputs, the templates or reconciler's own folder, nor on a
-    file another benchmark spec's leaderboard (or this one's other file) writes."""
+def check_outputs(session: RepoSession, spec: BenchmarkSpec) -> None:
+    """Raise unless `spec`'s leaderboard files may be written: a generated file never lands on
+    the specs, the state, the outputs, the templates or reconciler's own folder, nor on a file
+    another benchmark spec's leaderboard (or this one's other file) writes."""
     s = session.project.settings
     lb = spec.leaderboard
     if lb is None:
-        return None
+        return
     others: list[tuple[str, str]] = [
         (s.specs_dir, "the specs folder"),
         (s.state_file, "the state file"),
@@ -91,11 +91,10 @@ def output_problem(session: RepoSession, spec: BenchmarkSpec) -> UnsafePathError
     for rel, against in checks:
         for other, what in against:
             if overlaps(rel, other):
-                return UnsafePathError(
+                raise UnsafePathError(
                     f"refusing to write {rel}: it overlaps {what} ({other})",
                     hint=f"give {spec.id} a leaderboard output and chart of their own, outside {other}",
                 )
-    return None
 
 
 async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Observed, *, check: bool) -> RenderOutcome:
@@ -103,6 +102,7 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
     lb = spec.leaderboard
     if lb is None:
         return outcome
+    check_outputs(session, spec)  # before anything is read or written
     root = session.project.root
     detail = await session.client.get_benchmark(spec.benchmark.ref)
     rows = order_rows(parse_rows(detail.leaderboard), lb.rank_by)  # rank the whole board, then filter
@@ -147,9 +147,6 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
             return svg
 
         outputs.append((chart, drawing))
-    problem = output_problem(session, spec)
-    if problem is not None:
-        raise problem
     for rel, build in outputs:
         path = writable_path(root, rel)
         existing = _read(path, rel)

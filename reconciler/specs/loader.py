@@ -16,6 +16,7 @@ import tomli  # its compiled build parses specs 2.5-3x faster than the standard 
 from pydantic import BaseModel, ValidationError
 
 from ..errors import SpecError
+from ..files import NotRegularFile, TooLarge, read_regular
 from . import rules
 from .diagnostics import Diagnostic, KeyPath, Severity, dotted
 from .errors_text import describe_error
@@ -159,18 +160,13 @@ def _read_regular(path: Path, display: str) -> bytes | Diagnostic:
     if info.st_size > MAX_SPEC_BYTES:
         return _too_big(display)
     try:
-        # O_NONBLOCK: should the file be swapped for a FIFO after the check, opening it still returns.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return read_regular(path, MAX_SPEC_BYTES)  # swapped for a FIFO since the look above: still refused
+    except NotRegularFile:
+        return _file_error(display, "NOT_A_FILE", "is not a regular file; remove it")
+    except TooLarge:
+        return _too_big(display)
     except OSError as exc:
         return _file_error(display, "UNREADABLE", _os_reason(exc))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return _file_error(display, "NOT_A_FILE", "is not a regular file; remove it")
-        try:
-            raw = handle.read(MAX_SPEC_BYTES + 1)
-        except OSError as exc:
-            return _file_error(display, "UNREADABLE", _os_reason(exc))
-    return _too_big(display) if len(raw) > MAX_SPEC_BYTES else raw
 
 
 def _too_big(display: str) -> Diagnostic:
