@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Generic, TypeVar, cast
 
 from .catalog import CATALOG, NO_BENCHMARKS_WORKSPACE, SEEDED_SECRETS
 from .records import BenchmarkRow, RunData, RunRow, SecretRow, Workspace, stable_uuid
@@ -104,6 +104,7 @@ _RUN_COLUMNS = (
 
 
 LISTED_ITEMS = 20_000  # settled run items kept serialized (about 0.6 kB each)
+SETTLED_PAGES = 256  # whole list pages of settled runs kept serialized (about 31 kB each)
 
 __all__ = [
     "BenchmarkRow",
@@ -123,10 +124,11 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._memo: OrderedDict[tuple[object, ...], object] = OrderedDict()
-        self._listed: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+        self._memo = _Lru[object](512)
+        self._listed = _Lru[bytes](LISTED_ITEMS)
+        self._pages = _Lru[bytes](SETTLED_PAGES)
         # (connection, workspace, benchmark) -> ((data_version, total_changes), run count)
-        self.counts: dict[tuple[int, int, str | None], tuple[tuple[int, int], int]] = {}
+        self.counts: dict[tuple[int, int, str | None], tuple[tuple[int, int, int], int]] = {}
         self._lock = threading.Lock()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -154,20 +156,13 @@ class Store:
         for conn in connections:
             conn.close()
         self._local = threading.local()
-        self.counts.clear()  # keyed by connection: a new one may reuse a closed one's id
+        # keyed by connection: a new one may reuse a closed one's id
+        self.counts.clear()
+        self._pages.clear()
 
     def memo(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
         """`compute()` once per key for immutable facts (a finished run's scores), kept LRU."""
-        with self._lock:
-            if key in self._memo:
-                self._memo.move_to_end(key)
-                return cast(T, self._memo[key])
-        value = compute()
-        with self._lock:
-            self._memo[key] = value
-            while len(self._memo) > 512:
-                self._memo.popitem(last=False)
-        return value
+        return cast(T, self._memo.get_or_put(key, compute))
 
     def listed(self, key: tuple[object, ...], render: Callable[[], bytes]) -> bytes:
         """A settled run's list item as JSON bytes, rendered once per key, LRU-bounded.
@@ -175,17 +170,54 @@ class Store:
         Listing is the busiest endpoint (a plan reads every page); a run that has ended never
         changes, so its item is serialized once instead of on every page that shows it.
         """
+        return self._listed.get_or_put(key, render)
+
+    def settled_page(self, key: tuple[object, ...]) -> bytes | None:
+        """A whole list page remembered by `keep_settled_page`, or None."""
+        return self._pages.get(key)
+
+    def keep_settled_page(self, key: tuple[object, ...], body: bytes) -> None:
+        """Remember a list page whose runs have all ended, under a key that holds the database's
+        version (`StoreSession.version`): until the next write, the same page is the same bytes,
+        and answering it costs no query and no run rendering."""
+        self._pages.put(key, body)
+
+
+V = TypeVar("V")
+
+
+class _Lru(Generic[V]):
+    """A bounded mapping, least recently used out first; safe across the server's threads."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[tuple[object, ...], V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[object, ...]) -> V | None:
         with self._lock:
-            found = self._listed.get(key)
+            found = self._items.get(key)
             if found is not None:
-                self._listed.move_to_end(key)
-                return found
-        value = render()
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[object, ...], value: V) -> None:
         with self._lock:
-            self._listed[key] = value
-            while len(self._listed) > LISTED_ITEMS:
-                self._listed.popitem(last=False)
-        return value
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def get_or_put(self, key: tuple[object, ...], compute: Callable[[], V]) -> V:
+        found = self.get(key)
+        if found is None:  # computed outside the lock: two threads may both compute, to equal values
+            found = compute()
+            self.put(key, found)
+        return found
 
 
 class StoreSession:
@@ -395,10 +427,15 @@ class StoreSession:
         ).fetchall()
         return [RunRow(*r) for r in rows]
 
+    def version(self) -> tuple[int, int, int]:
+        """Changes whenever the database may have: this connection's identity, SQLite's
+        data_version (moves when another connection commits) and total_changes (moves when this
+        one writes). A value remembered under it is valid until it moves."""
+        return (id(self.conn), self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+
     def count_runs(self, ws: Workspace, *, benchmark_id: str | None = None) -> int:
         """How many runs; remembered until the database changes (every list page asks)."""
-        # data_version moves when another connection commits, total_changes when this one writes
-        version = (self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+        version = self.version()
         key = (id(self.conn), ws.id, benchmark_id)
         known = self.store.counts.get(key)
         if known is not None and known[0] == version:

@@ -369,3 +369,35 @@ def test_a_submit_with_a_number_no_answer_could_carry_is_refused_and_the_list_st
     assert answer.status_code == 400 and answer.json()["code"] == "VALIDATION"
     listing = local.client.get(f"{API}/benchmark-runs")
     assert listing.status_code == 200 and listing.json()["total_count"] == 0
+
+
+def test_a_page_of_ended_runs_shows_a_submit_made_after_it_was_read(tmp_path: Path) -> None:
+    """A page whose runs have all ended is remembered whole; any write, here or through another
+    connection to the same file, shows on the next read of it."""
+    here, there = Local(tmp_path / "db.sqlite3"), Local(tmp_path / "db.sqlite3")
+    try:
+        first = here.submit(body())
+        here.finish(first)
+        there.clock.now = here.clock.now
+        before = here.client.get(f"{API}/benchmark-runs").json()
+        assert here.client.get(f"{API}/benchmark-runs").json() == before  # read again, unchanged
+        second = here.submit(body())
+        assert [r["id"] for r in here.client.get(f"{API}/benchmark-runs").json()["benchmark_runs"]] == [second, first]
+        here.finish(second)
+        here.client.get(f"{API}/benchmark-runs")  # remembered again, now with both ended
+        third = there.submit(body())
+        listed = here.client.get(f"{API}/benchmark-runs").json()
+        assert [r["id"] for r in listed["benchmark_runs"]] == [third, second, first]
+        assert listed["total_count"] == 3
+    finally:
+        here.close()
+        there.close()
+
+
+def test_a_page_read_while_a_run_is_going_shows_it_finished_once_the_clock_passes_its_end(local: Local) -> None:
+    """Nothing is written when a run ends, so a page is remembered only once every run on it has."""
+    going = local.submit(body())
+    assert local.client.get(f"{API}/benchmark-runs").json()["benchmark_runs"][0]["status"] != "finished"
+    local.clock.now += 10_000
+    assert local.client.get(f"{API}/benchmark-runs").json()["benchmark_runs"][0]["status"] == "finished"
+    assert local.detail(going)["benchmark_run"]["status"] == "finished"
