@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import InitVar, dataclass, field
@@ -19,6 +20,7 @@ from ..specs.loader import LoadResult, discover, load_specs
 from .adoption import with_adoptions
 from .machine_cache import MachineCache
 from .observe import EarlyReads, Ownership, observe
+from .other_core import Elsewhere
 from .render_inputs import templates_digest
 from .state import SpecRecord, State, load_state, save_state
 
@@ -140,8 +142,6 @@ async def open_session(
     (engine/observe.EarlyReads): a plan of 1,000 specs against 10,000 runs then reads its run
     listing while it parses the specs.
     """
-    from .connection import connect_project
-
     if early_reads:
         project.existing_specs_path()  # no specs folder: said before anything else is opened
         # the local platform answers in this thread and creates its database when first opened:
@@ -150,12 +150,35 @@ async def open_session(
             early_reads = resolve_platform(project, platform_flag) != LOCAL_PLATFORM
     if not early_reads:
         desired, specs = load_desired(project)
+        async with _opened(project, platform_flag, workspace_flag, desired, specs, None) as session:
+            yield session
+        return
+    # spec files load on another core (or a worker thread) while the event loop serves the early reads
+    loading = Elsewhere(functools.partial(load_desired, project))
+    try:
+        async with _opened(project, platform_flag, workspace_flag, None, None, loading) as session:
+            yield session
+    finally:
+        loading.cancel()  # a child still running when the session failed to open
+
+
+@asynccontextmanager
+async def _opened(
+    project: Project,
+    platform_flag: str | None,
+    workspace_flag: str | None,
+    desired: Desired | None,
+    specs: LoadResult | None,
+    loading: Elsewhere[tuple[Desired, LoadResult]] | None,
+) -> AsyncIterator[RepoSession]:
+    from .connection import connect_project
+
     try:
         connection = connect_project(project, platform_flag=platform_flag, workspace_flag=workspace_flag)
         state = load_state(project.root / project.settings.state_file)
     except ReconcilerError:
-        if early_reads:
-            load_desired(project)  # a spec error is still the one reported
+        if loading is not None:
+            await loading.result()  # a spec error is still the one reported
         raise
     client, platform, owner = connection.client, connection.platform, connection.owner
     workspace = connection.workspace
@@ -164,11 +187,11 @@ async def open_session(
     legacy = workspace if workspace and not project.settings.owner and workspace != owner else None
     async with client:
         owners = Ownership(client, state, machine, owner, legacy_owner=legacy)
-        early = EarlyReads(owners) if early_reads else None
+        early = EarlyReads(owners) if loading is not None else None
         try:
-            if early_reads:
-                # spec files parse on a worker thread while the event loop serves the early reads
-                desired, specs = await asyncio.to_thread(load_desired, project)
+            if loading is not None:
+                desired, specs = await loading.result()
+            assert desired is not None and specs is not None
             session = RepoSession(
                 project, platform, owner, client, desired, specs, state, machine=machine, legacy_owner=legacy,
                 early=early, known_owners=owners,

@@ -1,0 +1,215 @@
+"""A computation moved to another core (engine/other_core.py) gives what it gives in process.
+
+Each forking case runs in a fresh interpreter: `Elsewhere` forks only while its process has a
+single thread, which a test process cannot promise.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from reconciler.core.identity import fingerprint
+from reconciler.engine.session import load_desired
+from reconciler.errors import SpecError
+from reconciler.settings import load_project
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_script(body: str, cwd: Path) -> dict[str, object]:
+    """Run `body` (which ends by printing one JSON line) in a fresh interpreter."""
+    script = "import asyncio, json, os, sys, threading\nfrom reconciler.engine.other_core import Elsewhere\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script + textwrap.dedent(body)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return answer
+
+
+@pytest.fixture
+def project_with_corpus(tmp_path: Path) -> Path:
+    (tmp_path / "reconciler.toml").write_text('workspace = "units"\n', encoding="utf-8")
+    shutil.copytree(CORPUS / "good", tmp_path / "specs")
+    return tmp_path
+
+
+def test_the_specs_loaded_in_a_forked_child_equal_those_loaded_here(project_with_corpus: Path) -> None:
+    answer = run_script(
+        """
+        from pathlib import Path
+        import functools
+        from reconciler.engine.session import load_desired
+        from reconciler.settings import load_project
+        project = load_project(Path("."))
+        async def main():
+            elsewhere = Elsewhere(functools.partial(load_desired, project))
+            return elsewhere.forked, await elsewhere.result()
+        forked, there = asyncio.run(main())
+        here = load_desired(project)
+        print(json.dumps({"forked": forked, "equal": there == here, "runs": len(there[0].runs)}))
+        """,
+        project_with_corpus,
+    )
+    assert answer["forked"] is True
+    assert answer["equal"] is True
+    assert answer["runs"] == len(load_desired(load_project(project_with_corpus))[0].runs) > 0
+
+
+def test_a_result_sent_back_keeps_every_value_the_plan_reads(project_with_corpus: Path) -> None:
+    """What the child sends is what this process would have built: configs, fingerprints, ids."""
+    desired, loaded = load_desired(load_project(project_with_corpus))
+    back_desired, back_loaded = pickle.loads(pickle.dumps((desired, loaded), protocol=pickle.HIGHEST_PROTOCOL))
+    assert (back_desired, back_loaded) == (desired, loaded)
+    for run in back_desired.runs:
+        assert fingerprint(run.spec.config) == run.fingerprint
+    assert [(r.spec.id, r.spec.path) for r in back_desired.runs] == [(r.spec.id, r.spec.path) for r in desired.runs]
+
+
+def test_a_spec_error_in_the_child_is_raised_here_as_loading_here_raises_it(project_with_corpus: Path) -> None:
+    (project_with_corpus / "specs" / "broken.toml").write_text('[experiment]\nbenchmark = "x"\nnope = 1\n')
+    with pytest.raises(SpecError) as here:
+        load_desired(load_project(project_with_corpus))
+    answer = run_script(
+        """
+        from pathlib import Path
+        import functools
+        from reconciler.engine.session import load_desired
+        from reconciler.errors import SpecError
+        from reconciler.settings import load_project
+        project = load_project(Path("."))
+        async def main():
+            elsewhere = Elsewhere(functools.partial(load_desired, project))
+            try:
+                await elsewhere.result()
+            except SpecError as error:
+                return elsewhere.forked, str(error)
+            return elsewhere.forked, None
+        forked, message = asyncio.run(main())
+        print(json.dumps({"forked": forked, "message": message}))
+        """,
+        project_with_corpus,
+    )
+    assert answer == {"forked": True, "message": str(here.value)}
+
+
+def test_a_child_that_dies_leaves_the_computation_to_this_process(tmp_path: Path) -> None:
+    answer = run_script(
+        """
+        import signal
+        parent = os.getpid()
+        def compute():
+            if os.getpid() != parent:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return {"computed_by": os.getpid()}
+        async def main():
+            elsewhere = Elsewhere(compute)
+            return elsewhere.forked, await elsewhere.result()
+        forked, result = asyncio.run(main())
+        print(json.dumps({"forked": forked, "here": result["computed_by"] == parent}))
+        """,
+        tmp_path,
+    )
+    assert answer == {"forked": True, "here": True}
+
+
+def test_a_result_that_cannot_travel_is_computed_here(tmp_path: Path) -> None:
+    answer = run_script(
+        """
+        parent = os.getpid()
+        def compute():
+            return (lambda: None) if os.getpid() != parent else "here"  # a lambda does not pickle
+        async def main():
+            elsewhere = Elsewhere(compute)
+            return elsewhere.forked, await elsewhere.result()
+        print(json.dumps(dict(zip(("forked", "result"), asyncio.run(main())))))
+        """,
+        tmp_path,
+    )
+    assert answer == {"forked": True, "result": "here"}
+
+
+def test_a_result_computed_in_the_child_is_not_computed_again_here(tmp_path: Path) -> None:
+    answer = run_script(
+        """
+        parent = os.getpid()
+        async def main():
+            elsewhere = Elsewhere(os.getpid)
+            return elsewhere.forked, await elsewhere.result()
+        forked, pid = asyncio.run(main())
+        print(json.dumps({"forked": forked, "elsewhere": pid != parent}))
+        """,
+        tmp_path,
+    )
+    assert answer == {"forked": True, "elsewhere": True}
+
+
+def test_with_another_thread_running_nothing_is_forked(tmp_path: Path) -> None:
+    answer = run_script(
+        """
+        stop = threading.Event()
+        worker = threading.Thread(target=stop.wait)
+        worker.start()
+        async def main():
+            elsewhere = Elsewhere(os.getpid)
+            return elsewhere.forked, await elsewhere.result()
+        forked, pid = asyncio.run(main())
+        stop.set()
+        worker.join()
+        print(json.dumps({"forked": forked, "here": pid == os.getpid()}))
+        """,
+        tmp_path,
+    )
+    assert answer == {"forked": False, "here": True}
+
+
+def test_a_cancelled_computation_leaves_no_child_behind(tmp_path: Path) -> None:
+    answer = run_script(
+        """
+        import time
+        elsewhere = Elsewhere(lambda: time.sleep(60))
+        forked = elsewhere.forked
+        elsewhere.cancel()
+        try:
+            os.waitpid(-1, os.WNOHANG)
+            children = True
+        except ChildProcessError:  # no child at all, running or exited
+            children = False
+        print(json.dumps({"forked": forked, "children": children}))
+        """,
+        tmp_path,
+    )
+    assert answer == {"forked": True, "children": False}
+
+
+def test_the_repository_example_specs_load_the_same_on_another_core() -> None:
+    answer = run_script(
+        """
+        from pathlib import Path
+        import functools
+        from reconciler.engine.session import load_desired
+        from reconciler.settings import load_project
+        project = load_project(Path("."))
+        async def main():
+            elsewhere = Elsewhere(functools.partial(load_desired, project))
+            return elsewhere.forked, await elsewhere.result()
+        forked, there = asyncio.run(main())
+        print(json.dumps({"forked": forked, "equal": there == load_desired(project)}))
+        """,
+        REPO,
+    )
+    assert answer == {"forked": True, "equal": True}
