@@ -17,7 +17,7 @@ from .catalog import BY_KEY, BenchmarkSpec
 from .metrics import AgentScore, best_pass_at_1, score_agents
 from .simulator import FORCE_ENV, Schedule, Slot
 from .store import RunData, RunRow, StoreSession, stable_uuid
-from .timeline import agent_status, cutoff, results, run_status
+from .timeline import agent_status, cutoff, results, run_status, unchanged_between
 
 
 @lru_cache(maxsize=1 << 16)  # the same runs' times are formatted on every page that lists them
@@ -173,6 +173,19 @@ class RunView:
 
     def agent_status(self, index: int) -> str:
         return agent_status(self.schedule, index, self.status, self.now, self.stopped_at)
+
+    @property
+    def unchanged(self) -> tuple[float, float]:
+        """The simulated times [start, end) over which this run's list item stays as it is at `now`."""
+        row = self.row
+        if self.settled:  # an end or a stop is final
+            return (self.stopped_at if self.stopped_at is not None else row.end_at), float("inf")
+        moments = [row.queued_at, row.running_at, row.end_at]
+        if row.stopped_at is not None:  # recorded, but later than this view's moment
+            moments.append(row.stopped_at)
+        if self.has_outputs:  # results show: each slot's end adds one
+            moments.extend(s.end for s in self.schedule.slots)
+        return unchanged_between(moments, self.now)
 
     @property
     def settled(self) -> bool:

@@ -104,7 +104,7 @@ _RUN_COLUMNS = (
 
 
 LISTED_ITEMS = 20_000  # settled run items kept serialized (about 0.6 kB each)
-SETTLED_PAGES = 256  # whole list pages of settled runs kept serialized (about 31 kB each)
+LISTED_PAGES = 256  # whole run-list pages kept serialized (about 31 kB each)
 
 __all__ = [
     "BenchmarkRow",
@@ -126,7 +126,7 @@ class Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._memo = _Lru[object](512)
         self._listed = _Lru[bytes](LISTED_ITEMS)
-        self._pages = _Lru[bytes](SETTLED_PAGES)
+        self._pages = _Lru[object](LISTED_PAGES)
         # (connection, workspace, benchmark) -> ((data_version, total_changes), run count)
         self.counts: dict[tuple[int, int, str | None], tuple[tuple[int, int, int], int]] = {}
         self._lock = threading.Lock()
@@ -172,15 +172,14 @@ class Store:
         """
         return self._listed.get_or_put(key, render)
 
-    def settled_page(self, key: tuple[object, ...]) -> bytes | None:
-        """A whole list page remembered by `keep_settled_page`, or None."""
+    def kept_page(self, key: tuple[object, ...]) -> object | None:
+        """What `keep_page` kept under `key`, or None."""
         return self._pages.get(key)
 
-    def keep_settled_page(self, key: tuple[object, ...], body: bytes) -> None:
-        """Remember a list page whose runs have all ended, under a key that holds the database's
-        version (`StoreSession.version`): until the next write, the same page is the same bytes,
-        and answering it costs no query and no run rendering."""
-        self._pages.put(key, body)
+    def keep_page(self, key: tuple[object, ...], page: object) -> None:
+        """Keep a rendered list page (routes_runs.ListedPage) under a key that holds the database's
+        version (`StoreSession.version`), so a write anywhere makes it unknown."""
+        self._pages.put(key, page)
 
 
 V = TypeVar("V")

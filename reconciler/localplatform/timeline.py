@@ -7,6 +7,7 @@ at `s` freezes the run there: results that ended by `s` stay, every other slot b
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,21 @@ def run_status(
     if now < end_at:
         return RunStatus.RUNNING
     return final_status
+
+
+def unchanged_between(moments: Iterable[float], now: float) -> tuple[float, float]:
+    """The simulated times [start, end) around `now` between two consecutive `moments`.
+
+    A run's status, start, end, results and stop each change exactly at a moment of its own, and
+    at the moment itself (`run_status`, `results`, RunView: `now >= t`), so what is shown of it
+    stands still between two consecutive moments."""
+    start, end = float("-inf"), float("inf")
+    for t in moments:
+        if t <= now:
+            start = max(start, t)
+        else:
+            end = min(end, t)
+    return start, end
 
 
 def cutoff(now: float, stopped_at: float | None) -> float:

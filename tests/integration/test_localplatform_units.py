@@ -7,6 +7,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import Any
 import httpx
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from reconciler.localplatform import Faults, create_app
 from reconciler.localplatform.catalog import BY_KEY
@@ -401,3 +404,36 @@ def test_a_page_read_while_a_run_is_going_shows_it_finished_once_the_clock_passe
     local.clock.now += 10_000
     assert local.client.get(f"{API}/benchmark-runs").json()["benchmark_runs"][0]["status"] == "finished"
     assert local.detail(going)["benchmark_run"]["status"] == "finished"
+
+
+# the platform runs 600 simulated seconds a second: the runs queue and start in the first half
+# second, and 25 s cover them to their end
+MOMENTS = st.one_of(st.floats(min_value=0, max_value=0.5), st.floats(min_value=0, max_value=25))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(moments=st.lists(MOMENTS, min_size=1, max_size=10), stop_at=st.integers(-1, 9))
+def test_a_listed_run_always_reads_as_its_own_detail_at_the_same_clock(
+    tmp_path: Path, moments: list[float], stop_at: int
+) -> None:
+    """Pages are answered again while no run on them can have changed (RunView.unchanged); at any
+    clock reading, forwards or back, each item is still what the run's detail shows at once."""
+    with tempfile.TemporaryDirectory(dir=tmp_path) as folder:
+        local = Local(Path(folder) / "db.sqlite3")
+        try:
+            start = local.clock.now
+            tasks: dict[str, Any] = {"task_names": EASY}
+            ids = [
+                local.submit(body(env_config={}, tasks_config=tasks)),
+                local.submit(body(env_config={}, agents=[agent(), agent("anthropic/claude-x", "ANTHROPIC_API_KEY")])),
+                local.submit(body(env_config={}, execution_config={"attempts_per_task": 2}, tasks_config=tasks)),
+            ]
+            for n, moment in enumerate(moments):
+                local.clock.now = start + moment
+                if n == stop_at:
+                    local.client.post(f"{API}/benchmark-runs/{ids[1]}/stop")
+                for _ in range(2):  # rendered, then answered again
+                    listed = local.client.get(f"{API}/benchmark-runs").json()["benchmark_runs"]
+                    assert listed == [local.detail(item["id"])["benchmark_run"] for item in listed]
+        finally:
+            local.close()
