@@ -42,13 +42,14 @@ async def list_runs(request: Request) -> Response:
             return Response(kept.body, media_type="application/json")
         rows = ctx.db.runs(ctx.ws, benchmark_id=benchmark_id, limit=limit, offset=offset)
         total = ctx.db.count_runs(ctx.ws, benchmark_id=benchmark_id)
-        views = [RunView(r, ctx.db, ctx.now, ctx.public_base) for r in rows]
-        items = [_listed(ctx, view) for view in views]
+        listed = [_listed(ctx, RunView(r, ctx.db, ctx.now, ctx.public_base)) for r in rows]
+        items = [item for item, _, _ in listed]
         meta = page("benchmark_runs", items, total, limit, offset)
         del meta["benchmark_runs"]
         tail = _json(meta)[1:]  # `"total_count":...}`: page()'s keys after the items, in its order
         body = b'{"benchmark_runs":[' + b",".join(items) + b"]," + tail
-        ctx.platform.store.keep_page(key, ListedPage(body, tuple((view.row, *view.unchanged) for view in views)))
+        runs = tuple((row, start, end) for row, (_, start, end) in zip(rows, listed, strict=True))
+        ctx.platform.store.keep_page(key, ListedPage(body, runs))
         return Response(body, media_type="application/json")
 
 
@@ -73,15 +74,15 @@ def _json(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode("utf-8")
 
 
-def _listed(ctx: Context, view: RunView) -> bytes:
+def _listed(ctx: Context, view: RunView) -> tuple[bytes, float, float]:
+    """The run's list item, and the simulated times [start, end) over which it stands still."""
     row = view.row
 
-    def render() -> bytes:
-        return _json(run_item(view, BY_KEY[row.benchmark_key].name))
+    def render() -> tuple[bytes, float, float]:
+        return _json(run_item(view, BY_KEY[row.benchmark_key].name)), *view.unchanged
 
-    if not view.settled:
-        return render()
-    return ctx.platform.store.listed((row.id, ctx.public_base, view.stopped_at), render)
+    # keyed by the stop as stored: a stop is a write, and the window covers when it shows
+    return ctx.platform.store.listed((row.id, ctx.public_base, row.stopped_at), view.now, render)
 
 
 async def submit_run(request: Request) -> Response:

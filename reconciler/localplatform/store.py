@@ -103,7 +103,7 @@ _RUN_COLUMNS = (
 )
 
 
-LISTED_ITEMS = 20_000  # settled run items kept serialized (about 0.6 kB each)
+LISTED_ITEMS = 20_000  # run list items kept serialized (about 0.6 kB each)
 LISTED_PAGES = 256  # whole run-list pages kept serialized (about 31 kB each)
 
 __all__ = [
@@ -125,7 +125,7 @@ class Store:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._memo = _Lru[object](512)
-        self._listed = _Lru[bytes](LISTED_ITEMS)
+        self._listed = _Lru[tuple[bytes, float, float]](LISTED_ITEMS)
         self._pages = _Lru[object](LISTED_PAGES)
         # (connection, workspace, benchmark) -> ((data_version, total_changes), run count)
         self.counts: dict[tuple[int, int, str | None], tuple[tuple[int, int, int], int]] = {}
@@ -164,13 +164,23 @@ class Store:
         """`compute()` once per key for immutable facts (a finished run's scores), kept LRU."""
         return cast(T, self._memo.get_or_put(key, compute))
 
-    def listed(self, key: tuple[object, ...], render: Callable[[], bytes]) -> bytes:
-        """A settled run's list item as JSON bytes, rendered once per key, LRU-bounded.
+    def listed(
+        self, key: tuple[object, ...], now: float, render: Callable[[], tuple[bytes, float, float]]
+    ) -> tuple[bytes, float, float]:
+        """A run's list item as JSON bytes, LRU-bounded. `render` gives it with the simulated
+        times [start, end) over which it stands still (RunView.unchanged); it is rendered again
+        only once `now` (the run's simulated time) leaves them.
 
-        Listing is the busiest endpoint (a plan reads every page); a run that has ended never
-        changes, so its item is serialized once instead of on every page that shows it.
+        Listing is the busiest endpoint (a plan reads every page): a run that has ended never
+        changes, and a running one changes at a few moments of its schedule, so most items are
+        serialized once instead of on every page that shows them.
         """
-        return self._listed.get_or_put(key, render)
+        kept = self._listed.get(key)
+        if kept is not None and kept[1] <= now < kept[2]:
+            return kept
+        fresh = render()
+        self._listed.put(key, fresh)
+        return fresh
 
     def kept_page(self, key: tuple[object, ...]) -> object | None:
         """What `keep_page` kept under `key`, or None."""
