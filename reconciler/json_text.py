@@ -27,5 +27,8 @@ def loads_answer(body: bytes) -> Any:
     pages (6 MB), which it parses in 45 ms against `json.loads`'s 70 ms. The same rule: anything
     malformed is a ValueError (nesting deeper than 200 levels included). It is stricter than
     `json.loads` in two ways no platform answer needs: a lone UTF-16 surrogate escape is
-    malformed, and so is a byte-order mark."""
-    return from_json(body)
+    malformed, and so is a byte-order mark.
+
+    Only keys go through pydantic-core's string cache: caching every short value too kept up to
+    16,384 run ids and names alive, 0.6 MiB at the peak of that plan, and parsed slower."""
+    return from_json(body, cache_strings="keys")

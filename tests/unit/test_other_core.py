@@ -196,6 +196,34 @@ def test_a_cancelled_computation_leaves_no_child_behind(tmp_path: Path) -> None:
     assert answer == {"forked": True, "children": False}
 
 
+def test_a_wait_for_the_result_cut_short_leaves_no_child_behind(tmp_path: Path) -> None:
+    answer = run_script(
+        """
+        import time
+        async def main():
+            elsewhere = Elsewhere(lambda: time.sleep(60))
+            waiting = asyncio.ensure_future(elsewhere.result())
+            await asyncio.sleep(0.2)
+            waiting.cancel()
+            try:
+                await waiting
+            except asyncio.CancelledError:
+                pass
+            return elsewhere.forked
+        started = time.monotonic()
+        forked = asyncio.run(main())
+        try:
+            os.waitpid(-1, os.WNOHANG)
+            children = True
+        except ChildProcessError:
+            children = False
+        print(json.dumps({"forked": forked, "children": children, "quick": time.monotonic() - started < 30}))
+        """,
+        tmp_path,
+    )
+    assert answer == {"forked": True, "children": False, "quick": True}
+
+
 def test_the_repository_example_specs_load_the_same_on_another_core() -> None:
     answer = run_script(
         """
