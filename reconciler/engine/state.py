@@ -12,15 +12,25 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from .. import json_text
 from ..core.identity import Marker
 from ..core.world import RunAgents
 from ..errors import ConfigError
-from ..files import write_if_changed
+from ..files import read_regular, write_if_changed
 
 STATE_VERSION = 1
+MAX_STATE_BYTES = 256 * 1024 * 1024  # 100,000 runs and their specs take about 30 MiB
 
 
 class SpecRecord(BaseModel):
@@ -54,7 +64,7 @@ _ENTRIES: dict[str, TypeAdapter[Any]] = {
 class State(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    version: int = STATE_VERSION
+    version: StrictInt = STATE_VERSION  # `true` or `1.0` is not a version this reconciler wrote
     specs: dict[str, SpecRecord] = Field(default_factory=dict)
     # run id -> the marker of one of OUR runs; markers never change once a run exists. Only
     # positive facts live here: a missing or unreadable entry means "ask the platform again".
@@ -94,7 +104,7 @@ def load_state(path: Path) -> State:
     if not path.is_file():  # a FIFO would block the read forever
         raise ConfigError(f"state file {path} is not a regular file", hint=_remedy(path))
     try:
-        data = json_text.loads(path.read_text(encoding="utf-8"))
+        data = json_text.loads(read_regular(path, MAX_STATE_BYTES))
         state = State.model_validate(data)
     except (OSError, ValueError, RecursionError) as exc:
         raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None

@@ -101,6 +101,12 @@ def parse_document(raw: bytes, display: str) -> Document | Diagnostic:
     for what is text, how deep it may nest and what is TOML; any failure is a diagnostic."""
     if b"\x00" in raw:
         return _file_error(display, "NOT_TEXT", "is a binary file, not TOML text")
+    if raw.startswith(b"\xef\xbb\xbf"):  # what some Windows editors put first
+        return _file_error(
+            display,
+            "NOT_UTF8",
+            "starts with a byte-order mark, which TOML does not allow: save it as UTF-8 without BOM",
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

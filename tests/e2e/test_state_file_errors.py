@@ -35,7 +35,10 @@ def root(tmp_path: Path) -> Path:
         ),
         ('{"version": 1, "markers": null}', "markers: Input should be a valid dictionary"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"version": true}', "version: Input should be a valid integer"),
+        ('{"version": 1.0}', "version: Input should be a valid integer"),
     ],
+    ids=["syntax", "field", "null", "deep", "version-true", "version-float"],
 )
 def test_an_unreadable_state_file_is_one_error_naming_where_and_changes_nothing(
     root: Path, content: str, says: str
@@ -47,6 +50,16 @@ def test_an_unreadable_state_file_is_one_error_naming_where_and_changes_nothing(
     assert f"state file {state} is unreadable: {says}" in done.stderr
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert state.read_text() == content
+
+
+def test_a_state_file_that_is_not_utf_8_is_one_error_and_changes_nothing(root: Path) -> None:
+    state = root / ".reconciler/state.json"
+    state.write_bytes(b'{"version": 1, "specs": {"\xff": {}}}')
+    done = cli(root, "plan")
+    assert done.returncode == 1
+    assert f"state file {state} is unreadable: 'utf-8' codec can't decode byte 0xff" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert state.read_bytes() == b'{"version": 1, "specs": {"\xff": {}}}'
 
 
 @pytest.mark.parametrize("named", ["reconciler.toml", "specs"])

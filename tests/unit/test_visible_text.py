@@ -16,7 +16,8 @@ from reconciler.specs.visible import visible, visible_keep_whitespace
 
 BIDI = [chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]]
 CONTROLS = [chr(c) for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]]
-HIDDEN = re.compile("[" + "".join(re.escape(c) for c in BIDI + CONTROLS) + "]")
+ZERO_WIDTH = [chr(c) for c in [0x00AD, 0x180E, 0x200B, 0x200C, 0x200D, *range(0x2060, 0x2065), 0xFEFF]]
+HIDDEN = re.compile("[" + "".join(re.escape(c) for c in BIDI + CONTROLS + ZERO_WIDTH) + "]")
 
 
 @pytest.mark.parametrize(
@@ -29,6 +30,9 @@ HIDDEN = re.compile("[" + "".join(re.escape(c) for c in BIDI + CONTROLS) + "]")
         ("nul\x00", "nul\\x00"),
         ("c1\x85", "c1\\x85"),
         ("crlf\r\n", "crlf\\r\\n"),
+        ("run\u200b.toml", "run\\u200b.toml"),
+        ("\ufeffbom", "\\ufeffbom"),
+        ("soft\u00adhyphen", "soft\\xadhyphen"),
     ],
 )
 def test_each_hidden_character_is_shown_as_its_escape(raw: str, shown: str) -> None:
@@ -50,7 +54,7 @@ def test_whitespace_kept_for_html_is_only_tab_and_line_breaks(text: str) -> None
 
 
 @pytest.mark.parametrize("escape", [cell, code_cell], ids=["cell", "code_cell"])
-@pytest.mark.parametrize("char", BIDI + CONTROLS, ids=lambda c: f"U+{ord(c):04X}")
+@pytest.mark.parametrize("char", BIDI + CONTROLS + ZERO_WIDTH, ids=lambda c: f"U+{ord(c):04X}")
 def test_markdown_cells_show_every_hidden_character(escape: object, char: str) -> None:
     assert callable(escape)
     out = escape(f"model{char}name")
