@@ -213,7 +213,8 @@ def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
     from ..render.diagnostics import render_text
     from ..specs.loader import discover, load_specs
 
-    result = load_specs(discover([project.existing_specs_path()]), project.root, project.settings.specs_dir)
+    specs = discover([project.existing_specs_path()])
+    result = load_specs(specs, project.root, project.settings.specs_dir, settings=project.settings)
     if not result.errors:
         return
     click.echo(render_text(result, github_annotations=True), nl=False)

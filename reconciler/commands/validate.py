@@ -27,7 +27,7 @@ def command(paths: tuple[Path, ...], fmt: str) -> None:
     project = load_project()
     targets = list(paths) or [project.existing_specs_path()]
     files = discover(targets)
-    result = load_specs(files, project.root, project.settings.specs_dir)
+    result = load_specs(files, project.root, project.settings.specs_dir, settings=project.settings)
     if fmt == "json":
         click.echo(render_json(result))
     else:

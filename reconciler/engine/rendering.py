@@ -14,8 +14,9 @@ from ..errors import ReconcilerError
 from ..files import write_if_changed
 from ..render.leaderboard import order_rows, parse_rows, ranked_k, render_markdown, render_svg
 from ..render.markers import begin_marker, replace_block
-from ..safe_paths import UnsafePathError, is_ours, overlaps, writable_path
+from ..safe_paths import UnsafePathError, is_ours, writable_path
 from ..settings import LOCAL_PLATFORM
+from ..specs.board_paths import board_path_problems
 from ..specs.models import BenchmarkSpec
 from .apply import ActionResult
 from .render_inputs import templates_digest
@@ -66,35 +67,13 @@ def _read(path: Path, rel: str) -> str | None:
 
 
 def check_outputs(session: RepoSession, spec: BenchmarkSpec) -> None:
-    """Raise unless `spec`'s leaderboard files may be written: a generated file never lands on
-    the specs, the state, the outputs, the templates or reconciler's own folder, nor on a file
-    another benchmark spec's leaderboard (or this one's other file) writes."""
-    s = session.project.settings
-    lb = spec.leaderboard
-    if lb is None:
-        return
-    others: list[tuple[str, str]] = [
-        (s.specs_dir, "the specs folder"),
-        (s.state_file, "the state file"),
-        (s.outputs_dir, "the outputs folder"),
-        (".reconciler", "reconciler's own folder"),
-        ("templates", "the templates folder"),
-    ]
-    for b in session.desired.benchmarks:
-        if b.id != spec.id and b.leaderboard is not None:
-            others += [
-                (rel, f"the leaderboard of {b.id}") for rel in (b.leaderboard.output, b.leaderboard.chart) if rel
-            ]
-    checks = [(lb.output, others + ([(lb.chart, "its own chart")] if lb.chart else []))]
-    if lb.chart:
-        checks.append((lb.chart, others))
-    for rel, against in checks:
-        for other, what in against:
-            if overlaps(rel, other):
-                raise UnsafePathError(
-                    f"refusing to write {rel}: it overlaps {what} ({other})",
-                    hint=f"give {spec.id} a leaderboard output and chart of their own, outside {other}",
-                )
+    """Raise unless `spec`'s leaderboard files may be written (specs/board_paths.py, the rule the
+    spec loader already reported by; asked again here, right before anything is read or written)."""
+    for problem in board_path_problems(session.desired.benchmarks, session.project.settings):
+        if problem.spec_id == spec.id:
+            raise UnsafePathError(
+                f"refusing to write {problem.path}: it overlaps {problem.what} ({problem.other})", hint=problem.hint
+            )
 
 
 async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Observed, *, check: bool) -> RenderOutcome:

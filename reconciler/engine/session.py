@@ -27,7 +27,8 @@ from .state import SpecRecord, State, load_state, save_state
 
 def load_desired(project: Project) -> tuple[Desired, LoadResult]:
     """Every spec under the specs dir; any validation error stops here with every diagnostic."""
-    result = load_specs(discover([project.existing_specs_path()]), project.root, project.settings.specs_dir)
+    specs = discover([project.existing_specs_path()])
+    result = load_specs(specs, project.root, project.settings.specs_dir, settings=project.settings)
     if result.errors:
         lines = "\n".join(d.render() for d in result.errors)
         raise SpecError(f"specs are invalid:\n{lines}", hint="fix them (see `reconciler validate`) and run again")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import SpecError
 from ..files import NotRegularFile, TooLarge, read_regular
 from . import rules
+from .board_paths import board_path_problems
 from .diagnostics import Diagnostic, KeyPath, Severity, dotted
 from .errors_text import describe_error
 from .models import (
@@ -337,9 +338,13 @@ def discover(paths: Sequence[Path]) -> list[Path]:
     return sorted(found)
 
 
-def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
-    """Load every file; collect all problems across all files (never stop at the first)."""
+def load_specs(
+    files: Iterable[Path], root: Path, specs_dir: str, *, settings: ProjectSettings | None = None
+) -> LoadResult:
+    """Load every file; collect all problems across all files (never stop at the first). With the
+    project's `settings`, where each leaderboard would be written is checked too (board_paths)."""
     result = LoadResult()
+    board_texts: dict[str, Document] = {}
     ids: dict[str, str] = {}
     # the text alone locates a key for the diagnostic below; keeping each parsed document
     # until every file is read would hold its TOML tree beside its model (about 1 MiB per
@@ -359,6 +364,7 @@ def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
             result.diagnostics += diags
             if bspec is not None:
                 result.benchmark_specs.append(bspec)
+                board_texts[bspec.id] = Document(doc.path, {}, doc.text)
             continue
         spec, diags = load_run_spec(doc, spec_id)
         result.diagnostics += diags
@@ -400,6 +406,15 @@ def load_specs(files: Iterable[Path], root: Path, specs_dir: str) -> LoadResult:
                 f"spec id {spec.id!r} is the id of the benchmark spec {taken[spec.id]}; give this run spec another [reconcile] id",
             )
         )
+    if settings is not None:
+        for problem in board_path_problems(result.benchmark_specs, settings):
+            result.diagnostics.append(
+                board_texts[problem.spec_id].at(
+                    ("leaderboard", problem.key),
+                    "UNSAFE_PATH",
+                    f"{problem.path!r} overlaps {problem.what} ({problem.other}); {problem.hint}",
+                )
+            )
     return result
 
 

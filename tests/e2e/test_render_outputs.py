@@ -31,11 +31,11 @@ def test_a_leaderboard_path_holding_bytes_that_are_not_text_is_named_and_kept(tm
     assert board.read_bytes() == b"\xff\xfe not text\n"
 
 
-def render(root: Path) -> subprocess.CompletedProcess[str]:
+def render(root: Path, command: str = "render") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
     env["RECONCILER_CACHE_DIR"] = str(root / "cache")
     return subprocess.run(
-        [sys.executable, "-m", "reconciler.cli", "render"],
+        [sys.executable, "-m", "reconciler.cli", command],
         cwd=root, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
@@ -52,20 +52,35 @@ def board_repo(root: Path, **boards: tuple[str, str | None]) -> None:
 @pytest.mark.parametrize(
     ("boards", "says"),
     [
-        ({"tb": ("specs/runs/board.md", None)}, "refusing to write specs/runs/board.md: it overlaps the specs folder"),
-        ({"tb": (".reconciler/lock", None)}, "refusing to write .reconciler/lock: it overlaps reconciler's own folder"),
-        ({"tb": ("templates/leaderboard.md.j2", None)}, "it overlaps the templates folder"),
-        ({"tb": ("boards/tb.md", "boards/tb.md")}, "refusing to write boards/tb.md: it overlaps its own chart"),
-        ({"a": ("boards/one.md", None), "b": ("BOARDS/one.md", None)}, "it overlaps the leaderboard of benchmarks/"),
+        (
+            {"tb": ("specs/runs/board.md", None)},
+            "specs/benchmarks/tb.toml:4:1: leaderboard.output: 'specs/runs/board.md' overlaps the specs folder (specs)",
+        ),
+        (
+            {"tb": (".reconciler/lock", None)},
+            "specs/benchmarks/tb.toml:4:1: leaderboard.output: '.reconciler/lock' overlaps reconciler's own folder",
+        ),
+        ({"tb": ("templates/leaderboard.md.j2", None)}, "overlaps the templates folder (templates)"),
+        (
+            {"tb": ("boards/tb.md", "boards/tb.md")},
+            "specs/benchmarks/tb.toml:4:1: leaderboard.output: 'boards/tb.md' overlaps its own chart (boards/tb.md)",
+        ),
+        (
+            {"a": ("boards/one.md", None), "b": ("BOARDS/one.md", None)},
+            "specs/benchmarks/a.toml:4:1: leaderboard.output: 'boards/one.md' overlaps the leaderboard of benchmarks/b",
+        ),
     ],
     ids=["among-the-specs", "on-the-lock", "on-a-template", "chart-on-output", "two-boards-one-file"],
 )
+@pytest.mark.parametrize("command", ["render", "validate"])
 def test_a_leaderboard_that_would_land_on_anothers_file_is_refused_and_nothing_is_written(
-    tmp_path: Path, boards: dict[str, tuple[str, str | None]], says: str
+    tmp_path: Path, boards: dict[str, tuple[str, str | None]], says: str, command: str
 ) -> None:
+    """`validate` says it at the spec's line, and so does every command that loads the specs,
+    before anything is read or written."""
     board_repo(tmp_path, **boards)
-    done = render(tmp_path)
-    assert done.returncode != 0 and says in done.stdout + done.stderr
+    done = render(tmp_path, command)
+    assert done.returncode == 1 and says in done.stdout + done.stderr
     assert "internal error" not in done.stdout + done.stderr
     assert not (tmp_path / "boards").exists() and not (tmp_path / "specs" / "runs" / "board.md").exists()
     assert not (tmp_path / "templates").exists()
