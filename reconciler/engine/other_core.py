@@ -77,9 +77,14 @@ class Elsewhere(Generic[T]):
             read_end, write_end = os.pipe()
         except OSError:  # out of file descriptors: computed here
             return
+        # a Ctrl-C between the fork and the child's own handlers would run the parent's handler in
+        # the child (and unwind through the parent's event loop there), or leave the parent with a
+        # child it never recorded: both wait until each side has set itself up
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
         try:
             pid = os.fork()
         except OSError:  # out of processes or memory: computed here
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             os.close(read_end)
             os.close(write_end)
             return
@@ -89,7 +94,9 @@ class Elsewhere(Generic[T]):
                 os.close(read_end)
                 # a signal here must not wake the parent's event loop through its wakeup pipe
                 signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGINT, signal.default_int_handler)
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
                 gc.disable()  # short-lived: its memory goes back whole when it exits
                 _send(write_end, pickle.dumps(self._compute(), protocol=pickle.HIGHEST_PROTOCOL))
                 code = 0
@@ -99,6 +106,7 @@ class Elsewhere(Generic[T]):
                 os._exit(code)
         os.close(write_end)
         self._pid, self._fd = pid, read_end
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def _close(self) -> None:
         fd, self._fd = self._fd, None
@@ -106,8 +114,19 @@ class Elsewhere(Generic[T]):
             os.close(fd)
 
 
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+
+
 def _can_fork() -> bool:
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+    """Linux, no thread of Python's but this one (threads started by C libraries are not seen:
+    none of reconciler's are running when it forks), and a child this process reaps itself: with
+    SIGCHLD ignored the kernel reaps it, and its exit status (and even its pid) would be lost."""
+    return (
+        sys.platform.startswith("linux")
+        and hasattr(os, "fork")
+        and threading.active_count() == 1
+        and signal.getsignal(signal.SIGCHLD) != signal.SIG_IGN
+    )
 
 
 async def _receive(pid: int, fd: int) -> bytearray | None:
@@ -131,10 +150,11 @@ async def _receive(pid: int, fd: int) -> bytearray | None:
         elif not ended.done():
             ended.set_result(True)
 
-    os.set_blocking(fd, False)
-    loop.add_reader(fd, readable)
     whole = False
+    status: int | None = None
     try:
+        os.set_blocking(fd, False)
+        loop.add_reader(fd, readable)
         whole = await ended
     finally:
         loop.remove_reader(fd)
@@ -142,8 +162,9 @@ async def _receive(pid: int, fd: int) -> bytearray | None:
         if not whole:  # cancelled: the result will never be read
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-        _, status = await asyncio.shield(asyncio.to_thread(os.waitpid, pid, 0))
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        with contextlib.suppress(ChildProcessError):  # reaped by someone else: its status is unknown
+            _, status = await asyncio.shield(asyncio.to_thread(os.waitpid, pid, 0))
+    if status is None or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
     return received
 

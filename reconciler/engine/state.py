@@ -104,7 +104,8 @@ def load_state(path: Path) -> State:
     if not path.is_file():  # a FIFO would block the read forever
         raise ConfigError(f"state file {path} is not a regular file", hint=_remedy(path))
     try:
-        data = json_text.loads(read_regular(path, MAX_STATE_BYTES))
+        # decoded here: `json.loads` of bytes would also take UTF-16, a BOM and lone surrogates
+        data = json_text.loads(read_regular(path, MAX_STATE_BYTES).decode("utf-8"))
         state = State.model_validate(data)
     except (OSError, ValueError, RecursionError) as exc:
         raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None

@@ -9,6 +9,7 @@ run inside `BEGIN IMMEDIATE`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import secrets as pysecrets
 import sqlite3
@@ -130,6 +131,7 @@ class Store:
         # (connection, workspace, benchmark) -> ((data_version, total_changes), run count)
         self.counts: dict[tuple[int, int, str | None], tuple[tuple[int, int, int], int]] = {}
         self._lock = threading.Lock()
+        self._serials = itertools.count()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         with self.session() as db:
@@ -144,10 +146,12 @@ class Store:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            self._local.conn = conn
             with self._lock:
                 self._connections.append(conn)
-        yield StoreSession(conn, self)
+                # never reused, unlike id(conn): what was kept under a closed connection stays unmatched
+                self._local.serial = next(self._serials)
+            self._local.conn = conn
+        yield StoreSession(conn, self, self._local.serial)
 
     def close(self) -> None:
         """Close every connection this store opened (each thread's)."""
@@ -156,9 +160,6 @@ class Store:
         for conn in connections:
             conn.close()
         self._local = threading.local()
-        # keyed by connection: a new one may reuse a closed one's id
-        self.counts.clear()
-        self._pages.clear()
 
     def memo(self, key: tuple[object, ...], compute: Callable[[], T]) -> T:
         """`compute()` once per key for immutable facts (a finished run's scores), kept LRU."""
@@ -232,9 +233,10 @@ class _Lru(Generic[V]):
 class StoreSession:
     """A request's access to the store, on its thread's connection."""
 
-    def __init__(self, conn: sqlite3.Connection, store: Store) -> None:
+    def __init__(self, conn: sqlite3.Connection, store: Store, serial: int) -> None:
         self.conn = conn
         self.store = store
+        self.serial = serial  # this connection's number within the store
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -437,15 +439,15 @@ class StoreSession:
         return [RunRow(*r) for r in rows]
 
     def version(self) -> tuple[int, int, int]:
-        """Changes whenever the database may have: this connection's identity, SQLite's
+        """Changes whenever the database may have: this connection's serial, SQLite's
         data_version (moves when another connection commits) and total_changes (moves when this
         one writes). A value remembered under it is valid until it moves."""
-        return (id(self.conn), self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
+        return (self.serial, self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes)
 
     def count_runs(self, ws: Workspace, *, benchmark_id: str | None = None) -> int:
         """How many runs; remembered until the database changes (every list page asks)."""
         version = self.version()
-        key = (id(self.conn), ws.id, benchmark_id)
+        key = (self.serial, ws.id, benchmark_id)
         known = self.store.counts.get(key)
         if known is not None and known[0] == version:
             return known[1]

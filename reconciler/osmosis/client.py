@@ -73,7 +73,8 @@ class OsmosisClient:
     # a listing took 0.67 s with 8 pages in flight, 0.40 s with 16, 0.26-0.35 s with 32, and 64 gained
     # little more (tests/perf/bench_plan.py); a platform that wants fewer says 429 (osmosis/retry.py)
     page_concurrency = 32
-    """How many list pages are fetched at once once the first page gave `total_count`."""
+    """How many list pages this client fetches at once, all its listings together (a listing's
+    first page, which gives `total_count`, comes before the others)."""
 
     def __init__(
         self,
@@ -102,6 +103,9 @@ class OsmosisClient:
 
             transport = AiohttpTransport(timeout=timeout)
         self._transport = transport
+        # one bound for every listing of this client: the early reads list each benchmark at once,
+        # and their pages together must stay within the transport's connections
+        self._pages_in_flight: asyncio.Semaphore | None = None
         own = urlsplit(self.base_url)
         self._origin = (own.scheme, own.hostname, own.port)  # presigned hops may come back here over http
         self._session = PlatformSession(
@@ -359,7 +363,9 @@ class OsmosisClient:
         return _unique(items), skipped
 
     async def _gather(self, fetch: Callable[..., Awaitable[Page[M]]], offsets: Sequence[int]) -> list[Page[M]]:
-        gate = asyncio.Semaphore(self.page_concurrency)
+        if self._pages_in_flight is None:
+            self._pages_in_flight = asyncio.Semaphore(self.page_concurrency)
+        gate = self._pages_in_flight
 
         async def one(offset: int) -> Page[M]:
             async with gate:

@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import re
 
-# The bidi marks, embeddings, overrides and isolates, and the line and paragraph separators
-# (a new line to many viewers); the characters that take no space at all (soft hyphen, zero
-# width space, joiners, word joiner and invisible operators, byte-order mark), so two names that
-# differ by one of them never look the same; then DEL and the C1 controls, then the C0 controls.
+# Every character Unicode 14 (Python 3.11's tables) files as an invisible format control (Cf):
+# the bidi marks, embeddings, overrides and isolates, zero-width spaces and joiners, the soft
+# hyphen, word joiner and invisible operators, the byte-order mark, the tag characters; then
+# what else takes no room of its own: variation selectors, the combining grapheme joiner and
+# the Hangul fillers; the line and paragraph separators (a new line to many viewers); DEL and
+# the C1 controls. `_ALL` adds the C0 controls.
 _FORMAT = (
-    "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff\x7f-\x9f"
+    "\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u115f-\u1160\u180e"
+    "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+    "\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef"
+    "\u2028\u2029\x7f-\x9f"
 )
 _ALL = re.compile(f"[{_FORMAT}\x00-\x1f]")
 # Where line breaks and tabs carry no meaning an attacker can use (HTML, where they are
@@ -31,7 +37,9 @@ def _shown(match: re.Match[str]) -> str:
     if char in _NAMED:
         return _NAMED[char]
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible(text: str) -> str:

@@ -52,14 +52,23 @@ def test_an_unreadable_state_file_is_one_error_naming_where_and_changes_nothing(
     assert state.read_text() == content
 
 
-def test_a_state_file_that_is_not_utf_8_is_one_error_and_changes_nothing(root: Path) -> None:
+@pytest.mark.parametrize(
+    ("content", "byte"),
+    [
+        (b'{"version": 1, "specs": {"\xff": {}}}', "0xff"),
+        ('{"version": 1}'.encode("utf-16"), "0xff"),  # starts with its byte-order mark
+        (b'{"version": 1, "specs": {"a\xed\xa0\x80": {}}}', "0xed"),  # a lone surrogate, encoded
+    ],
+    ids=["stray-byte", "utf-16", "surrogate"],
+)
+def test_a_state_file_that_is_not_utf_8_is_one_error_and_changes_nothing(root: Path, content: bytes, byte: str) -> None:
     state = root / ".reconciler/state.json"
-    state.write_bytes(b'{"version": 1, "specs": {"\xff": {}}}')
+    state.write_bytes(content)
     done = cli(root, "plan")
     assert done.returncode == 1
-    assert f"state file {state} is unreadable: 'utf-8' codec can't decode byte 0xff" in done.stderr
+    assert f"state file {state} is unreadable: 'utf-8' codec can't decode byte {byte}" in done.stderr
     assert "Traceback" not in done.stderr
-    assert state.read_bytes() == b'{"version": 1, "specs": {"\xff": {}}}'
+    assert state.read_bytes() == content
 
 
 @pytest.mark.parametrize("named", ["reconciler.toml", "specs"])

@@ -76,6 +76,19 @@ def test_list_runs_fetches_the_remaining_pages_side_by_side_once_the_total_is_kn
     assert 1 < server.most_in_flight <= OsmosisClient.page_concurrency
 
 
+def test_listings_read_at_once_share_one_bound_on_pages_in_flight() -> None:
+    """The early reads list every benchmark together: their pages stay within one client's bound
+    (each listing's first page, which tells how many there are, comes before it)."""
+    server = Server(5000)
+
+    async def four_listings(client: OsmosisClient) -> list[Any]:
+        return await asyncio.gather(*(client.list_runs(benchmark_id=f"b{n}") for n in range(4)))
+
+    listings = run(server, four_listings)
+    assert [len(found) for found in listings] == [5000] * 4
+    assert 1 < server.most_in_flight <= OsmosisClient.page_concurrency + 4
+
+
 def test_paging_stops_when_next_offset_is_null() -> None:
     def handler(request: Sent) -> Response:
         return reply(200, json={"benchmark_runs": [{"id": "a"}], "has_more": True, "next_offset": None})

@@ -177,6 +177,24 @@ def test_with_another_thread_running_nothing_is_forked(tmp_path: Path) -> None:
     assert answer == {"forked": False, "here": True}
 
 
+def test_with_children_reaped_by_the_system_nothing_is_forked(tmp_path: Path) -> None:
+    """With SIGCHLD ignored the kernel reaps a child at once: its exit status, which says whether
+    its result is whole, could never be read."""
+    answer = run_script(
+        """
+        import signal
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        async def main():
+            elsewhere = Elsewhere(os.getpid)
+            return elsewhere.forked, await elsewhere.result()
+        forked, pid = asyncio.run(main())
+        print(json.dumps({"forked": forked, "here": pid == os.getpid()}))
+        """,
+        tmp_path,
+    )
+    assert answer == {"forked": False, "here": True}
+
+
 def test_a_cancelled_computation_leaves_no_child_behind(tmp_path: Path) -> None:
     answer = run_script(
         """

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+import unicodedata
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -17,7 +19,11 @@ from reconciler.specs.visible import visible, visible_keep_whitespace
 BIDI = [chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]]
 CONTROLS = [chr(c) for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x2028, 0x2029]]
 ZERO_WIDTH = [chr(c) for c in [0x00AD, 0x180E, 0x200B, 0x200C, 0x200D, *range(0x2060, 0x2065), 0xFEFF]]
-HIDDEN = re.compile("[" + "".join(re.escape(c) for c in BIDI + CONTROLS + ZERO_WIDTH) + "]")
+# every invisible format character of Python 3.11's Unicode 14 tables, and the others that take
+# no room: variation selectors, the combining grapheme joiner, the Hangul fillers
+FORMAT = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+NO_ROOM = [chr(c) for c in [*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0), 0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0]]
+HIDDEN = re.compile("[" + "".join(re.escape(c) for c in BIDI + CONTROLS + ZERO_WIDTH + FORMAT + NO_ROOM) + "]")
 
 
 @pytest.mark.parametrize(
@@ -33,10 +39,17 @@ HIDDEN = re.compile("[" + "".join(re.escape(c) for c in BIDI + CONTROLS + ZERO_W
         ("run\u200b.toml", "run\\u200b.toml"),
         ("\ufeffbom", "\\ufeffbom"),
         ("soft\u00adhyphen", "soft\\xadhyphen"),
+        ("tag\U000e0041", "tag\\U000e0041"),
     ],
 )
 def test_each_hidden_character_is_shown_as_its_escape(raw: str, shown: str) -> None:
     assert visible(raw) == shown
+
+
+@pytest.mark.skipif(unicodedata.unidata_version != "14.0.0", reason="the list is Unicode 14's (Python 3.11)")
+def test_every_invisible_character_of_the_unicode_tables_is_shown_as_an_escape() -> None:
+    missed = [f"U+{ord(c):04X}" for c in FORMAT + NO_ROOM if visible(c) == c]
+    assert missed == []
 
 
 @given(st.text())
