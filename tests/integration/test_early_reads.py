@@ -14,10 +14,11 @@ import pytest
 
 from reconciler.core.plan import plan
 from reconciler.core.world import Observed, Policy
+from reconciler.engine import other_core
 from reconciler.engine.apply import Applier
 from reconciler.engine.connection import open_client
 from reconciler.engine.machine_cache import CACHE_DIR_ENV
-from reconciler.engine.session import RepoSession, open_session
+from reconciler.engine.session import RepoSession, load_desired, open_session
 from reconciler.errors import SpecError
 from reconciler.settings import Project, load_project
 from tests.e2e.workspace_repo import SMOKE_PAYLOAD
@@ -86,6 +87,27 @@ def facts(observed: Observed) -> tuple[object, ...]:
 def test_reading_early_observes_the_same_world(project: Project) -> None:
     submit_unmarked(project)
     assert facts(observe(project, early_reads=True)) == facts(observe(project, early_reads=False))
+
+
+def test_reading_early_loads_the_specs_on_another_core_and_observes_the_same_world(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From a platform URL the spec files load in a forked child (engine/other_core.py) while
+    the listing is read; what the session holds is what a load here gives."""
+    started: list[other_core.Elsewhere[Any]] = []
+    original = other_core.Elsewhere.__init__
+
+    def recorded(self: other_core.Elsewhere[Any], compute: Callable[[], Any]) -> None:
+        original(self, compute)
+        started.append(self)
+
+    monkeypatch.setattr(other_core.Elsewhere, "__init__", recorded)
+
+    async def specs(session: RepoSession) -> tuple[object, object]:
+        return session.desired, session.specs
+
+    assert asyncio.run(in_session(project, specs, early_reads=True)) == load_desired(project)
+    assert [loading.forked for loading in started] == [True]
 
 
 def test_a_fresh_checkout_reads_early_from_what_this_machine_knows_and_observes_the_same(project: Project) -> None:
