@@ -173,8 +173,10 @@ class Ownership:
                 del state.markers[run_id]
         # what this machine read before (a plan never writes the state file); the state file wins
         for run_id, ref in machine.ours.items():
+            if run_id in state.markers:  # the state file's marker wins: this one need not be read
+                continue
             cached = Marker.from_ref(owner, ref)
-            if cached is not None and run_id not in state.markers:
+            if cached is not None:
                 state.markers[run_id] = cached
                 self.unconfirmed.add(run_id)
         for run_id, raw in machine.agents.items():
