@@ -587,6 +587,28 @@ def test_reconcile_workflow_dispatched_with_replace_submits_that_spec_again(
     assert re.search(r"ok\s+(submit|replace)\s+tb-smoke: (stopped \S+; )?submitted", step.stdout), step.stdout
 
 
+def test_a_job_that_fails_still_keeps_what_it_learned_about_run_owners() -> None:
+    """`actions/cache` saves only when the whole job succeeds: a plan that exits 3 (blocked) or a
+    reconcile that met a platform error would throw away every marker it read. Each job restores
+    the owners cache first and saves it last, under the same key, whenever it was not cancelled."""
+    scaffold = ROOT / "reconciler" / "scaffold" / "workflows"
+    jobs = 0
+    for path in [*sorted(WORKFLOWS.glob("*.yml")), *sorted(scaffold.glob("*.yml"))]:
+        for name, job in load(path).get("jobs", {}).items():
+            steps = job.get("steps", [])
+            uses = [str(step.get("uses", "")) for step in steps]
+            if not any(u.startswith("actions/cache") for u in uses):
+                continue
+            jobs += 1
+            assert not any(u.startswith("actions/cache@") for u in uses), (path.name, name)
+            restore = next(step for step in steps if str(step.get("uses", "")).startswith("actions/cache/restore@"))
+            save = steps[-1]
+            assert str(save.get("uses", "")).startswith("actions/cache/save@"), (path.name, name)
+            assert save.get("if") == "${{ !cancelled() }}", (path.name, name)
+            assert save["with"] == {"path": restore["with"]["path"], "key": restore["with"]["key"]}, (path.name, name)
+    assert jobs == 7  # plan and reconcile, here and scaffolded, and the sharded workflow's three jobs
+
+
 def test_each_job_saves_the_owners_cache_under_its_own_key() -> None:
     """actions/cache saves nothing on an exact key hit: jobs of one run sharing a key would leave
     what all but the first learned unsaved. Every job's key names the job (and its matrix entry)."""
