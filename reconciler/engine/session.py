@@ -150,14 +150,13 @@ async def open_session(
         with contextlib.suppress(ReconcilerError):  # an unresolvable platform is reported below
             early_reads = resolve_platform(project, platform_flag) != LOCAL_PLATFORM
     if not early_reads:
-        desired, specs = load_desired(project)
-        async with _opened(project, platform_flag, workspace_flag, desired, specs, None) as session:
+        async with _opened(project, platform_flag, workspace_flag, load_desired(project)) as session:
             yield session
         return
     # spec files load on another core (or a worker thread) while the event loop serves the early reads
     loading = Elsewhere(functools.partial(load_desired, project))
     try:
-        async with _opened(project, platform_flag, workspace_flag, None, None, loading) as session:
+        async with _opened(project, platform_flag, workspace_flag, loading) as session:
             yield session
     finally:
         loading.cancel()  # a child still running when the session failed to open
@@ -168,12 +167,12 @@ async def _opened(
     project: Project,
     platform_flag: str | None,
     workspace_flag: str | None,
-    desired: Desired | None,
-    specs: LoadResult | None,
-    loading: Elsewhere[tuple[Desired, LoadResult]] | None,
+    loaded: tuple[Desired, LoadResult] | Elsewhere[tuple[Desired, LoadResult]],
 ) -> AsyncIterator[RepoSession]:
+    """The session around specs already loaded, or still loading elsewhere (early reads start then)."""
     from .connection import connect_project
 
+    loading = loaded if isinstance(loaded, Elsewhere) else None
     try:
         connection = connect_project(project, platform_flag=platform_flag, workspace_flag=workspace_flag)
         state = load_state(project.root / project.settings.state_file)
@@ -190,9 +189,7 @@ async def _opened(
         owners = Ownership(client, state, machine, owner, legacy_owner=legacy)
         early = EarlyReads(owners) if loading is not None else None
         try:
-            if loading is not None:
-                desired, specs = await loading.result()
-            assert desired is not None and specs is not None
+            desired, specs = await loaded.result() if isinstance(loaded, Elsewhere) else loaded
             session = RepoSession(
                 project, platform, owner, client, desired, specs, state, machine=machine, legacy_owner=legacy,
                 early=early, known_owners=owners,
