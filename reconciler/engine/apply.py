@@ -134,8 +134,7 @@ class Applier:
         # Ownership is read from the platform again right before acting, never assumed; a run adopted
         # by a spec's `adopt` (core/adopt.py) has no marker of its own and is ours by its config.
         marker = marker_of(detail) or self._adopted.get(action.run_id)
-        believed = next((r.marker for r in self.observed.runs if r.id == action.run_id), None)
-        problem = claim_problem(marker, believed, self.session.owner)
+        problem = claim_problem(marker, self._believed(action.run_id), self.session.owner)
         if (
             problem is None
             and marker is not None
@@ -167,12 +166,15 @@ class Applier:
             action=action, ok=True, message=f"stopped {action.run_name}", run_id=action.run_id, run_name=action.run_name
         )
 
+    def _believed(self, run_id: str | None) -> Marker | None:
+        """The marker the plan took the run to carry (from the state file, the cache or a read)."""
+        return next((r.marker for r in self.observed.runs if r.id == run_id), None)
+
     async def _refused_download(self, action: Action) -> ActionResult | None:
         """Why the run must not be downloaded as this spec's, read from the platform; None when it may."""
         assert action.run_id is not None
         actual = (await self.session.ours_now(self.observed, [action.run_id])).get(action.run_id)
-        believed = next((r.marker for r in self.observed.runs if r.id == action.run_id), None)
-        why = claim_problem(actual, believed, self.session.owner)
+        why = claim_problem(actual, self._believed(action.run_id), self.session.owner)
         if why is None:
             return None
         # a claim of the state file or this machine's cache that the platform contradicts:
