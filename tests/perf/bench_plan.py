@@ -168,9 +168,17 @@ def run_child(repo: Path, url: str, server: int) -> dict[str, Any]:
     }
 
 
-def save_state(repo: Path, url: str) -> None:
-    """The state file an apply would have committed (markers of our runs), written outside the timing."""
-    subprocess.run([sys.executable, "-c", SAVE_STATE, str(repo)], env=env_for(repo, url), check=True)
+def save_state(repo: Path, url: str, owned: int) -> None:
+    """The state file an apply would have committed (markers of our runs), written outside the timing.
+
+    It observes with an empty per-machine cache of its own: a marker this machine's cache alone
+    claims is never committed (engine/observe.Ownership.committed_state), so with the shared
+    cache the state file would hold no marker and "warm" would measure "again" once more."""
+    env = {**env_for(repo, url), "RECONCILER_CACHE_DIR": str(repo.parent / "save-state-cache")}
+    subprocess.run([sys.executable, "-c", SAVE_STATE, str(repo)], env=env, check=True)
+    markers = json.loads((repo / ".reconciler/state.json").read_text())["markers"]
+    if len(markers) != owned:
+        raise SystemExit(f"the saved state file holds {len(markers)} markers, not the {owned} of our runs")
 
 
 def counts(result: dict[str, Any]) -> str:
@@ -203,7 +211,7 @@ def main() -> None:
             try:
                 for label in ("cold", "again", "warm"):
                     if label == "warm":
-                        save_state(repo, url)
+                        save_state(repo, url, min(size, SPECS))
                     r = run_child(repo, url, proc.pid)
                     print(
                         f"{size:>6} {label:>5} {r['wall']:>7.2f} {r['inside']:>7.2f} {r['requests']:>8} {r['cpu']:>6.2f}"

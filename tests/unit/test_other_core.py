@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.core.identity import fingerprint
-from reconciler.engine.session import load_desired
+from reconciler.engine.session import load_desired, load_desired_shared
 from reconciler.errors import SpecError
 from reconciler.settings import load_project
 
@@ -51,11 +51,11 @@ def project_with_corpus(tmp_path: Path) -> Path:
 LOAD_ON_ANOTHER_CORE = """
 from pathlib import Path
 import functools
-from reconciler.engine.session import load_desired
+from reconciler.engine.session import load_desired, load_desired_shared
 from reconciler.settings import load_project
 project = load_project(Path("."))
 async def main():
-    elsewhere = Elsewhere(functools.partial(load_desired, project))
+    elsewhere = Elsewhere(functools.partial(load_desired_shared, project))
     return elsewhere.forked, await elsewhere.result()
 forked, there = asyncio.run(main())
 here = load_desired(project)
@@ -74,11 +74,16 @@ def test_the_specs_loaded_in_a_forked_child_equal_those_loaded_here(project_with
 def test_a_result_sent_back_keeps_every_value_the_plan_reads(project_with_corpus: Path) -> None:
     """What the child sends is what this process would have built: configs, fingerprints, ids."""
     desired, loaded = load_desired(load_project(project_with_corpus))
-    back_desired, back_loaded = pickle.loads(pickle.dumps((desired, loaded), protocol=pickle.HIGHEST_PROTOCOL))
+    sent = load_desired_shared(load_project(project_with_corpus))
+    back_desired, back_loaded = pickle.loads(pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL))
     assert (back_desired, back_loaded) == (desired, loaded)
     for run in back_desired.runs:
         assert fingerprint(run.spec.config) == run.fingerprint
     assert [(r.spec.id, r.spec.path) for r in back_desired.runs] == [(r.spec.id, r.spec.path) for r in desired.runs]
+    # the order task selectors were written in (a private attribute) is kept too
+    assert [r.spec.config.tasks.selectors for r in back_desired.runs if r.spec.config.tasks] == [
+        r.spec.config.tasks.selectors for r in desired.runs if r.spec.config.tasks
+    ]
 
 
 def test_a_spec_error_in_the_child_is_raised_here_as_loading_here_raises_it(project_with_corpus: Path) -> None:
@@ -89,7 +94,7 @@ def test_a_spec_error_in_the_child_is_raised_here_as_loading_here_raises_it(proj
         """
         from pathlib import Path
         import functools
-        from reconciler.engine.session import load_desired
+        from reconciler.engine.session import load_desired, load_desired_shared
         from reconciler.errors import SpecError
         from reconciler.settings import load_project
         project = load_project(Path("."))
