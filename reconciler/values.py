@@ -56,64 +56,61 @@ def shared_equal(root: T) -> T:
     the specs of a plan (engine/session.load_desired_shared): 1,000 of them hold half as many
     models, and cross from the other core in half the bytes."""
     seen: dict[tuple[Any, ...], Value] = {}
+    roles: dict[type, int] = {}  # per class: _OTHER, _FROZEN or _UNFROZEN
 
-    def share(item: Any) -> Any:
-        if isinstance(item, Value):
-            fields = item.__dict__
-            for name, field in fields.items():
-                one = share(field)
-                if one is not field:
-                    fields[name] = one  # an equal value, in a model nobody else holds yet
-            if not type(item).model_config.get("frozen"):
-                return item
-            try:
-                key = (
-                    type(item),
-                    tuple((name, _key(field)) for name, field in fields.items()),
-                    frozenset(item.__pydantic_fields_set__),
-                    _key(item.__pydantic_private__),
-                    _key(item.__pydantic_extra__),
-                )
-            except _Unshareable:
-                return item
-            return seen.setdefault(key, item)
+    def share(item: Any) -> tuple[Any, Any]:
+        """(what to hold instead of `item`, a hashable key of its content, or None when it has none)"""
         kind = type(item)
-        if kind is list:
-            for n, element in enumerate(item):
-                one = share(element)
-                if one is not element:
-                    item[n] = one
-        elif kind is dict:
+        if kind is str or kind is int or kind is bool or item is None:
+            return item, (kind, item)
+        if kind is float:
+            return item, (kind, item.hex())  # 0.0 and -0.0 are equal floats, but not the same value
+        if kind is list or kind is tuple:
+            held, keys = [], []
+            for element in item:
+                one, key = share(element)
+                held.append(one)
+                keys.append(key)
+            if kind is list:
+                item[:] = held  # equal elements, in a list nobody else holds yet
+            elif any(a is not b for a, b in zip(held, item, strict=True)):
+                item = tuple(held)
+            return item, None if None in keys else (kind, *keys)
+        if kind is dict:
+            keys = []
             for name, element in item.items():
-                one = share(element)
+                one, key = share(element)
                 if one is not element:
                     item[name] = one
-        elif kind is tuple:
-            shared = tuple(map(share, item))
-            if any(a is not b for a, b in zip(shared, item, strict=True)):
-                return shared
-        return item
+                keys.append((share(name)[1], key))
+            return item, None if any(None in pair for pair in keys) else (kind, *keys)
+        role = roles.get(kind)
+        if role is None:
+            role = roles[kind] = _role(kind)
+        if role == _OTHER:
+            return item, (kind, item) if isinstance(item, enum.Enum | PurePath) else None
+        fields = item.__dict__
+        keys = []
+        for name, field in fields.items():
+            one, key = share(field)
+            if one is not field:
+                fields[name] = one  # an equal value, in a model nobody else holds yet
+            keys.append(key)
+        if role == _FROZEN and None not in keys:
+            private, extra = share(item.__pydantic_private__)[1], share(item.__pydantic_extra__)[1]
+            if private is not None and extra is not None:
+                content = (kind, tuple(fields), *keys, frozenset(item.__pydantic_fields_set__), private, extra)
+                item = seen.setdefault(content, item)
+        # a value stands for itself in its holders' keys: `seen` or the tree keeps it alive
+        return item, (Value, id(item))
 
-    return cast(T, share(root))
+    return cast(T, share(root)[0])
 
 
-class _Unshareable(Exception):
-    pass
+_OTHER, _FROZEN, _UNFROZEN = 0, 1, 2
 
 
-def _key(item: Any) -> Any:
-    """What `item` holds, as a hashable key; a shared `Value` stands for itself (by identity)."""
-    kind = type(item)
-    if kind is str or kind is int or kind is bool or item is None:
-        return (kind, item)
-    if kind is float:
-        return (kind, item.hex())  # 0.0 and -0.0 are equal floats, but not the same value
-    if isinstance(item, Value):
-        return (Value, id(item))  # already the one of its content: `seen` keeps it alive
-    if kind is list or kind is tuple:
-        return (kind, *map(_key, item))
-    if kind is dict:
-        return (kind, *((_key(name), _key(value)) for name, value in item.items()))
-    if isinstance(item, enum.Enum | PurePath):
-        return (kind, item)
-    raise _Unshareable
+def _role(kind: type) -> int:
+    if not issubclass(kind, Value):
+        return _OTHER
+    return _FROZEN if kind.model_config.get("frozen") else _UNFROZEN
