@@ -1,6 +1,6 @@
 """How `reconciler plan` scales: 1,000 run specs against 100, 1,000 and 10,000 runs.
 
-    .venv/bin/python -m tests.perf.bench_plan [--latency-ms 20] [--sizes 100,1000,10000]
+    .venv/bin/python -m tests.perf.bench_plan [--latency-ms 20] [--sizes 100,1000,10000] [--repeat 5]
 
 For each size it seeds a fresh platform database in-process (1,000 owned runs at most, the
 rest someone else's), serves it with `reconciler platform serve --latency-ms 20` on
@@ -14,7 +14,8 @@ It prints whole-process wall time (interpreter start to exit), the part of it sp
 `reconciler.cli.main` (start-up excluded: the interpreter, the CLI's and aiohttp's imports),
 HTTP requests, the child's CPU seconds, the server's CPU seconds over the same plan, and the
 child's peak RSS as GNU time reports it (`/usr/bin/time -f %M`, the kernel's count for the
-whole process). The
+whole process), and `ref ms`: a fixed computation timed in the benchmark just before the plan
+(`reference_ms`), for how fast the machine was in that minute. The
 claim under test: cost grows with pages of runs, not with specs x runs.
 """
 
@@ -24,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -147,7 +149,20 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def reference_ms() -> float:
+    """A fixed pure-Python computation, best of three, timed just before a plan: this machine's
+    speed changes from minute to minute (cores shared with other machines), and a plan that
+    took longer while this did too says so about the machine, not about the plan."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        sum(i * i for i in range(200_000))
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
+
+
 def run_child(repo: Path, url: str, server: int) -> dict[str, Any]:
+    reference = reference_ms()
     served = cpu_seconds(server)
     started = time.perf_counter()
     # GNU time reports the peak of the whole process as the kernel counted it, exit included
@@ -165,6 +180,7 @@ def run_child(repo: Path, url: str, server: int) -> dict[str, Any]:
         "wall": wall,
         "server_cpu": cpu_seconds(server) - served,
         "rss_mib": int(peak.split()[1]) / 1024,
+        "reference_ms": reference,
     }
 
 
@@ -189,12 +205,18 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency-ms", type=float, default=20.0)
     parser.add_argument("--sizes", default="100,1000,10000")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="plans of each warm kind (again, warm); with more than one, a median line follows",
+    )
     args = parser.parse_args()
     tasks = task_names()
     print(f"plan for {SPECS} run specs, {args.latency_ms:g} ms added latency per request, on {os.cpu_count()} cores")
     print(
         f"{'runs':>6} {'plan':>5} {'wall s':>7} {'in main':>7} {'requests':>8} {'cpu s':>6} {'srv cpu':>7}"
-        f" {'peak MiB':>8}  actions"
+        f" {'peak MiB':>8} {'ref ms':>6}  actions"
     )
     for size in [int(s) for s in args.sizes.split(",")]:
         with tempfile.TemporaryDirectory() as tmp:
@@ -212,12 +234,19 @@ def main() -> None:
                 for label in ("cold", "again", "warm"):
                     if label == "warm":
                         save_state(repo, url, min(size, SPECS))
-                    r = run_child(repo, url, proc.pid)
-                    print(
-                        f"{size:>6} {label:>5} {r['wall']:>7.2f} {r['inside']:>7.2f} {r['requests']:>8} {r['cpu']:>6.2f}"
-                        f" {r['server_cpu']:>7.2f} {r['rss_mib']:>8.1f}  {counts(r)}",
-                        flush=True,
-                    )
+                    rows = [run_child(repo, url, proc.pid) for _ in range(1 if label == "cold" else args.repeat)]
+                    for r in rows:
+                        print(
+                            f"{size:>6} {label:>5} {r['wall']:>7.2f} {r['inside']:>7.2f} {r['requests']:>8} {r['cpu']:>6.2f}"
+                            f" {r['server_cpu']:>7.2f} {r['rss_mib']:>8.1f} {r['reference_ms']:>6.1f}  {counts(r)}",
+                            flush=True,
+                        )
+                    if len(rows) > 1:
+                        wall = statistics.median(r["wall"] for r in rows)
+                        peak = statistics.median(r["rss_mib"] for r in rows)
+                        print(
+                            f"{size:>6} {label:>5} median wall {wall:.2f} s, peak {peak:.1f} MiB over {len(rows)} plans"
+                        )
             finally:
                 proc.terminate()
                 proc.wait()
