@@ -167,7 +167,7 @@ async def open_session(
         async with _opened(project, platform_flag, workspace_flag, loading) as session:
             yield session
     finally:
-        loading.cancel()  # a child still running when the session failed to open
+        loading.cancel()  # a child still running when the session failed to open; what the fork froze thaws
 
 
 @asynccontextmanager

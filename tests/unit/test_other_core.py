@@ -220,6 +220,26 @@ def test_a_cancelled_computation_leaves_no_child_behind(tmp_path: Path) -> None:
     assert answer == {"forked": True, "children": False}
 
 
+def test_what_the_fork_froze_goes_back_to_the_garbage_collector_once_cancelled(tmp_path: Path) -> None:
+    """Frozen at the fork (spared the full collections of a plan), thawed by `cancel`: a
+    process that keeps going after the computation can still collect its old garbage."""
+    answer = run_script(
+        """
+        import gc
+        async def main():
+            elsewhere = Elsewhere(os.getpid)
+            frozen = gc.get_freeze_count()
+            await elsewhere.result()
+            elsewhere.cancel()
+            return elsewhere.forked, frozen, gc.get_freeze_count()
+        forked, during, after = asyncio.run(main())
+        print(json.dumps({"forked": forked, "frozen while it ran": during > 0, "frozen after": after}))
+        """,
+        tmp_path,
+    )
+    assert answer == {"forked": True, "frozen while it ran": True, "frozen after": 0}
+
+
 def test_a_wait_for_the_result_cut_short_leaves_no_child_behind(tmp_path: Path) -> None:
     answer = run_script(
         """
