@@ -53,7 +53,7 @@ def shared_equal(root: T) -> T:
 
     Lists and dicts inside the tree are changed in place, and so are the fields of values not
     yet shared, each to an equal value: call this before anyone else holds the tree. Built for
-    the specs of a plan (engine/session.load_desired_shared): 1,000 of them hold half as many
+    the specs a plan loads on another core (engine/session.open_session): 1,000 of them hold half as many
     models, and cross from the other core in half the bytes."""
     seen: dict[tuple[Any, ...], Value] = {}
     roles: dict[type, int] = {}  # per class: _OTHER, _FROZEN or _UNFROZEN

@@ -97,8 +97,8 @@ def test_reading_early_loads_the_specs_on_another_core_and_observes_the_same_wor
     started: list[other_core.Elsewhere[Any]] = []
     original = other_core.Elsewhere.__init__
 
-    def recorded(self: other_core.Elsewhere[Any], compute: Callable[[], Any]) -> None:
-        original(self, compute)
+    def recorded(self: other_core.Elsewhere[Any], compute: Callable[[], Any], **options: Any) -> None:
+        original(self, compute, **options)
         started.append(self)
 
     monkeypatch.setattr(other_core.Elsewhere, "__init__", recorded)

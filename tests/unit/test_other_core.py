@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from reconciler.core.identity import fingerprint
-from reconciler.engine.session import load_desired, load_desired_shared
+from reconciler.engine.session import load_desired
 from reconciler.errors import SpecError
 from reconciler.settings import load_project
+from reconciler.values import shared_equal
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 REPO = Path(__file__).resolve().parents[2]
@@ -51,11 +52,12 @@ def project_with_corpus(tmp_path: Path) -> Path:
 LOAD_ON_ANOTHER_CORE = """
 from pathlib import Path
 import functools
-from reconciler.engine.session import load_desired, load_desired_shared
+from reconciler.engine.session import load_desired
 from reconciler.settings import load_project
+from reconciler.values import shared_equal
 project = load_project(Path("."))
 async def main():
-    elsewhere = Elsewhere(functools.partial(load_desired_shared, project))
+    elsewhere = Elsewhere(functools.partial(load_desired, project), to_send=shared_equal)
     return elsewhere.forked, await elsewhere.result()
 forked, there = asyncio.run(main())
 here = load_desired(project)
@@ -74,7 +76,7 @@ def test_the_specs_loaded_in_a_forked_child_equal_those_loaded_here(project_with
 def test_a_result_sent_back_keeps_every_value_the_plan_reads(project_with_corpus: Path) -> None:
     """What the child sends is what this process would have built: configs, fingerprints, ids."""
     desired, loaded = load_desired(load_project(project_with_corpus))
-    sent = load_desired_shared(load_project(project_with_corpus))
+    sent = shared_equal(load_desired(load_project(project_with_corpus)))
     back_desired, back_loaded = pickle.loads(pickle.dumps(sent, protocol=pickle.HIGHEST_PROTOCOL))
     assert (back_desired, back_loaded) == (desired, loaded)
     for run in back_desired.runs:
@@ -94,7 +96,7 @@ def test_a_spec_error_in_the_child_is_raised_here_as_loading_here_raises_it(proj
         """
         from pathlib import Path
         import functools
-        from reconciler.engine.session import load_desired, load_desired_shared
+        from reconciler.engine.session import load_desired
         from reconciler.errors import SpecError
         from reconciler.settings import load_project
         project = load_project(Path("."))
@@ -162,6 +164,30 @@ def test_a_result_computed_in_the_child_is_not_computed_again_here(tmp_path: Pat
         tmp_path,
     )
     assert answer == {"forked": True, "elsewhere": True}
+
+
+def test_what_a_child_sends_is_its_result_as_to_send_makes_it_and_a_result_computed_here_is_left_as_is(
+    tmp_path: Path,
+) -> None:
+    answer = run_script(
+        """
+        async def main(thread):
+            stop = threading.Event()
+            worker = threading.Thread(target=stop.wait)
+            if thread:
+                worker.start()  # no fork while another thread runs: computed here
+            elsewhere = Elsewhere(lambda: ["computed"], to_send=lambda value: [*value, "made to send"])
+            value = await elsewhere.result()
+            elsewhere.cancel()
+            stop.set()
+            if thread:
+                worker.join()
+            return elsewhere.forked, value
+        print(json.dumps({"child": asyncio.run(main(False)), "here": asyncio.run(main(True))}))
+        """,
+        tmp_path,
+    )
+    assert answer == {"child": [True, ["computed", "made to send"]], "here": [False, ["computed"]]}
 
 
 def test_with_another_thread_running_nothing_is_forked(tmp_path: Path) -> None:
