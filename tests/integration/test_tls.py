@@ -3,7 +3,8 @@
 
 aiohttp is imported with its own default TLS contexts left empty (osmosis/aiohttp_transport.py
 says why); every https request carries the verified context instead. A real TLS server on
-127.0.0.1 with a certificate from a throwaway CA (trustme) stands for the platform."""
+127.0.0.1 with a certificate from a throwaway CA (trustme) stands for the platform, reached
+directly or through a tunnelling proxy named by HTTPS_PROXY."""
 
 from __future__ import annotations
 
@@ -143,3 +144,89 @@ def test_importing_the_transport_leaves_the_environment_as_it_was_and_aiohttps_o
             [sys.executable, "-c", script], env=base | env, capture_output=True, text=True, check=True
         )
         assert json.loads(done.stdout) == [True, 0]
+
+
+# --- behind an HTTPS_PROXY: the tunnel (CONNECT) carries the same verified TLS ---
+
+
+class _ConnectProxy:
+    """A forward proxy that only tunnels (CONNECT), as corporate proxies do for https; it records
+    each request line, and never sees inside the tunnel."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self._server: asyncio.Server | None = None
+
+    async def start(self) -> str:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        line = head.split(b"\r\n", 1)[0].decode()
+        self.requests.append(line)
+        method, target, _ = line.split(" ")
+        if method != "CONNECT":
+            writer.write(b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+            writer.close()
+            return
+        host, port = target.rsplit(":", 1)
+        upstream_reader, upstream_writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await asyncio.gather(_pipe(reader, upstream_writer), _pipe(upstream_reader, writer))
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    try:
+        while data := await reader.read(1 << 16):
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, asyncio.CancelledError):
+        pass
+    finally:
+        writer.close()
+
+
+def runs_through_proxy(https_url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[list[object] | str, list[str]]:
+    """The client's run listing with HTTPS_PROXY set (its result, or the error's message), and the
+    request lines the proxy saw."""
+    proxy = _ConnectProxy()
+    for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+    async def go() -> list[object] | str:
+        monkeypatch.setenv("HTTPS_PROXY", await proxy.start())
+        try:
+            async with OsmosisClient(https_url, token="t", workspace="w", retry=RetryPolicy.disabled()) as client:
+                return list(await client.list_runs())
+        except PlatformError as exc:
+            return exc.message
+        finally:
+            await proxy.stop()
+
+    result = asyncio.run(go())
+    return result, proxy.requests
+
+
+def test_through_an_https_proxy_the_platform_is_spoken_to_over_a_verified_tunnel(
+    https_url: str, ca: trustme.CA, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusting: None
+) -> None:
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    result, seen = runs_through_proxy(https_url, monkeypatch)
+    assert result == []
+    assert seen == [f"CONNECT {https_url.removeprefix('https://')} HTTP/1.1"]
+
+
+def test_through_an_https_proxy_a_certificate_no_trusted_ca_vouches_for_is_still_refused(
+    https_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusting: None
+) -> None:
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "no-such-bundle.pem"))
+    result, seen = runs_through_proxy(https_url, monkeypatch)
+    assert isinstance(result, str) and "certificate" in result.lower()
+    assert len(seen) == 1 and seen[0].startswith("CONNECT ")
