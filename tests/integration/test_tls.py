@@ -74,6 +74,14 @@ def trusting(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     aiohttp_transport._verified_tls.cache_clear()
 
 
+@pytest.fixture
+def vouched(ca: trustme.CA, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusting: None) -> None:
+    """SSL_CERT_FILE names a bundle holding the test CA, which issued the server's certificate."""
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+
+
 def get(url: str) -> int:
     async def go() -> int:
         transport = AiohttpTransport(timeout=10)
@@ -85,22 +93,11 @@ def get(url: str) -> int:
     return asyncio.run(go())
 
 
-def test_a_server_whose_certificate_the_ca_bundle_vouches_for_is_spoken_to(
-    https_url: str, ca: trustme.CA, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusting: None
-) -> None:
-    bundle = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(bundle))
-    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+def test_a_server_whose_certificate_the_ca_bundle_vouches_for_is_spoken_to(https_url: str, vouched: None) -> None:
     assert get(https_url) == 200
 
 
-def test_the_platform_client_lists_runs_over_verified_https(
-    https_url: str, ca: trustme.CA, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusting: None
-) -> None:
-    bundle = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(bundle))
-    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
-
+def test_the_platform_client_lists_runs_over_verified_https(https_url: str, vouched: None) -> None:
     async def runs() -> list[object]:
         async with OsmosisClient(https_url, token="t", workspace="w", retry=RetryPolicy.disabled()) as client:
             return list(await client.list_runs())
@@ -213,11 +210,8 @@ def runs_through_proxy(https_url: str, monkeypatch: pytest.MonkeyPatch) -> tuple
 
 
 def test_through_an_https_proxy_the_platform_is_spoken_to_over_a_verified_tunnel(
-    https_url: str, ca: trustme.CA, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trusting: None
+    https_url: str, monkeypatch: pytest.MonkeyPatch, vouched: None
 ) -> None:
-    bundle = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(bundle))
-    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
     result, seen = runs_through_proxy(https_url, monkeypatch)
     assert result == []
     assert seen == [f"CONNECT {https_url.removeprefix('https://')} HTTP/1.1"]
