@@ -250,6 +250,7 @@ async def _fetch_all(
         on_bytes=progress.advance if progress is not None else None,
         network_slots=jobs,
     )
+    transfer.prepare(pending)  # folders are made while the first URLs are asked for
     results: list[tuple[Accepted, Outcome]] = []
     queue: asyncio.Queue[tuple[Accepted, str] | None] = asyncio.Queue(maxsize=jobs)
 
