@@ -206,9 +206,13 @@ def screen(
 
 
 def inside(run_dir: Path, target: Path) -> bool:
-    """True when the target's folder resolves inside the run folder (or is it)."""
-    root = run_dir.resolve()
-    parent = target.parent.resolve()
+    """True when the target's folder resolves inside the run folder (or is it); False when it
+    cannot be resolved at all (a symlink loop, a folder we may not read)."""
+    try:
+        root = run_dir.resolve()
+        parent = target.parent.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
+        return False
     return parent == root or root in parent.parents
 
 

@@ -76,6 +76,21 @@ def test_a_symlink_planted_after_the_screen_is_never_written_through(tmp_path: P
     assert (run_folder / "summary.csv").read_bytes() == b"s\n"
 
 
+def test_a_symlink_loop_planted_after_the_screen_fails_its_file_not_the_download(tmp_path: Path) -> None:
+    run_folder = tmp_path / "run"
+    run_folder.mkdir()
+    files = {"artifacts/a/out.bin": b"x" * 100, "summary.csv": b"s\n"}
+    accepted, _ = screen(((p, len(b), None) for p, b in files.items()), ("artifacts", "summary"), run_folder)
+    (run_folder / "artifacts").mkdir()
+    (run_folder / "artifacts" / "a").symlink_to(run_folder / "artifacts" / "b")
+    (run_folder / "artifacts" / "b").symlink_to(run_folder / "artifacts" / "a")
+
+    outcomes = dict(zip((i.path for i in accepted), fetch_all(run_folder, accepted, files), strict=True))
+
+    assert outcomes["artifacts/a/out.bin"].error == "The destination moved outside the run folder during the download."
+    assert outcomes["summary.csv"].error is None
+
+
 def test_a_file_in_a_folders_way_fails_only_the_files_under_it(tmp_path: Path) -> None:
     blocker = run_dir(tmp_path) / "artifacts" / "r1"
     blocker.parent.mkdir(parents=True)
