@@ -109,22 +109,38 @@ def test_a_file_in_a_folders_way_fails_only_the_files_under_it(tmp_path: Path) -
     }
 
 
-def test_a_closed_transfer_makes_no_folder_afterwards(tmp_path: Path) -> None:
-    run_folder = tmp_path / "run"
+def test_a_transfer_closed_before_its_files_leaves_no_folder_and_makes_none_later(tmp_path: Path) -> None:
+    run_folder = tmp_path / "out" / "run"
     paths = [f"artifacts/f{n:04d}/out.bin" for n in range(2000)]
     accepted, _ = screen(((p, 1, None) for p in paths), ("artifacts",), run_folder)
 
     async def prepare_then_close() -> None:
         transfer = Transfer(serving({}), _never_refreshed, run_folder)  # type: ignore[arg-type]
         transfer.prepare(accepted)
+        await asyncio.sleep(0.01)  # some folders are made meanwhile
         transfer.close()
 
     asyncio.run(prepare_then_close())
-    made = folders(run_folder / "artifacts")
+    assert list(tmp_path.iterdir()) == []
     time.sleep(0.2)  # a group still being made after close() would add folders meanwhile
-    assert folders(run_folder / "artifacts") == made
-    assert len(made) < len(paths)  # the groups still queued were dropped
+    assert list(tmp_path.iterdir()) == []
 
 
-def folders(path: Path) -> list[str]:
-    return sorted(p.name for p in path.iterdir()) if path.exists() else []
+def test_a_download_in_which_no_file_lands_leaves_no_folder_it_made(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files(), omit=set(sample_files()))
+
+    report = run(fake, tmp_path)
+
+    assert report.files_downloaded == 0 and len(report.files_failed) == len(fake.files)
+    assert not run_dir(tmp_path).exists()
+
+
+def test_folders_made_for_files_that_failed_are_removed_and_the_others_kept(tmp_path: Path) -> None:
+    files = {**sample_files(), "artifacts/r2/out.bin": b"y" * 10}
+    fake = FakePlatform(files, omit={"artifacts/r2/out.bin"})
+
+    report = run(fake, tmp_path)
+
+    assert [f.path for f in report.files_failed] == ["artifacts/r2/out.bin"]
+    assert not (run_dir(tmp_path) / "artifacts" / "r2").exists()
+    assert on_disk(tmp_path) == {p: b for p, b in files.items() if p != "artifacts/r2/out.bin"}
