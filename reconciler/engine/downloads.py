@@ -250,7 +250,6 @@ async def _fetch_all(
         on_bytes=progress.advance if progress is not None else None,
         network_slots=jobs,
     )
-    transfer.prepare(pending)  # folders are made while the first URLs are asked for
     results: list[tuple[Accepted, Outcome]] = []
     queue: asyncio.Queue[tuple[Accepted, str] | None] = asyncio.Queue(maxsize=jobs)
 
@@ -281,12 +280,17 @@ async def _fetch_all(
                     finish(item, Outcome(error=f"Could not get a download URL: {error}"))
                 continue
             lookup = _UrlIndex(urls)
+            fetched: list[tuple[Accepted, str]] = []
             for item in batch:
                 url = lookup.match(item.path, item.token)
                 if url is None:
                     finish(item, Outcome(error=OMITTED))
                 else:
-                    await queue.put((item, url))
+                    fetched.append((item, url))
+            # folders are made ahead, on the folder thread, for the files that have a URL
+            transfer.prepare([item for item, _ in fetched])
+            for job in fetched:
+                await queue.put(job)
         for _ in range(workers):
             await queue.put(None)
 

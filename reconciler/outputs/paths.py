@@ -206,12 +206,13 @@ def screen(
 
 
 def inside(run_dir: Path, target: Path) -> bool:
-    """True when the target's folder resolves inside the run folder (or is it); False when it
-    cannot be resolved at all (a symlink loop, a folder we may not read)."""
+    """True when the target's folder resolves inside the run folder (or is it); False when
+    resolving it fails (before Python 3.13 a symlink loop raises RuntimeError here; later ones
+    resolve what they can, and opening through the loop fails instead)."""
     try:
         root = run_dir.resolve()
         parent = target.parent.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
+    except (OSError, RuntimeError):
         return False
     return parent == root or root in parent.parents
 

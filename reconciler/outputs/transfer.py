@@ -20,10 +20,10 @@
    process holds them.
 
 Folders: each is created once, on one folder thread, FOLDER_GROUP at a time in the order their
-files come (`Transfer.prepare`), and checked right then to still resolve inside the run folder;
-a transfer waits for its own folder only. A folder made this way that is empty when the
-transfer closes (every file under it failed, or the download stopped first) is removed then:
-a download in which nothing lands leaves no folder behind. mkdir is the costliest system call of a small file,
+files come (`Transfer.prepare`: the files a URL batch answered for), and checked right then to
+still resolve inside the run folder; a transfer waits for its own folder only, and looks at it
+once more (one lstat) just before it opens the partial there. A download whose URL requests
+fail makes no folder; one that is stopped may leave empty folders for files it had not started. mkdir is the costliest system call of a small file,
 and on the folder thread it runs beside the event loop's HTTP work: measured with
 tests/perf/bench_download.py's in-process engine on a 2-core VM (2,004 files of 100 kB on
 loopback, alternating 10 runs each), a median of 1.92 s against 2.25 s with mkdir inline.
@@ -66,6 +66,7 @@ try:
 except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
+MOVED_OUTSIDE = "The destination moved outside the run folder during the download."
 FOLDER_GROUP = 32  # folders created per hand-off to the folder thread
 FSYNC_THREADS = 2  # fsyncs in flight at once; each thread syncs what is queued in turn
 RELEASE_CACHE_UP_TO = 1 << 20  # files up to this size leave the page cache once durable (_make_durable)
@@ -151,8 +152,6 @@ class Transfer:
         # the folder thread's own; the event loop reads a folder's entry only once its group is done
         self._folders: set[str] = set()  # created and checked
         self._partials: dict[str, set[str]] = {}  # folder -> names of the partials it held when first seen
-        self._made: list[str] = []  # folders this transfer created, each after its parent
-        self._landed: set[str] = set()  # folders a file landed in (the event loop's)
 
     def prepare(self, items: Sequence[Accepted]) -> None:
         """Start creating the folders of `items` on the folder thread, in their order, FOLDER_GROUP
@@ -205,7 +204,6 @@ class Transfer:
                     syncing.add_done_callback(functools.partial(_close_when_synced, fd))
                     raise
                 _land(item, self._stale(item))
-                self._landed.add(os.fspath(item.folder))
         except _Fail as failed:
             outcome.error = failed.reason
         except OSError as exc:
@@ -220,14 +218,10 @@ class Transfer:
 
     def close(self) -> None:
         """Let the fsync threads exit (call once every fetch has returned). Folders not yet
-        created never are; a group being created is waited for, so none appears later. A folder
-        this transfer made that is empty now (its files failed or never started) is removed."""
+        created never are; the group being created (at most FOLDER_GROUP folders) is waited
+        for, so none appears once this returns."""
         self._syncing.shutdown(wait=False)
         self._creating.shutdown(wait=True, cancel_futures=True)
-        for path in reversed(self._made):  # children before their parents
-            if path not in self._landed:
-                with contextlib.suppress(OSError):  # not empty: a partial to resume, a landed file
-                    os.rmdir(path)  # noqa: PTH106 - a str path: see _make_folder
 
     def _durable(self, fd: int, release: bool) -> asyncio.Future[None]:
         """Done once the partial's bytes are on disk (see step 3)."""
@@ -254,13 +248,23 @@ class Transfer:
         return fd, kept
 
     async def _folder(self, folder: Path) -> None:
-        """Wait for the file's folder (asking for it if nobody has); raise what creating it raised."""
+        """Wait for the file's folder (asking for it if nobody has); raise what creating it
+        raised. Then look at the folder once more, just before the file is opened in it: a
+        symlink swapped in since it was made and checked must still lead inside."""
         path = os.fspath(folder)
         if path not in self._ready:
             self._create(asyncio.get_running_loop(), [path])
-        failure = (await self._ready[path]).get(path)
+        # shielded: the group is shared by every file of its folders, and one file's
+        # cancellation must not cancel it for the others
+        failure = (await asyncio.shield(self._ready[path])).get(path)
+        if isinstance(failure, _Fail):
+            raise _Fail(failure.reason)  # a new exception per file: none carries another's traceback
+        if isinstance(failure, OSError):
+            raise OSError(failure.errno, failure.strerror, failure.filename)
         if failure is not None:
             raise failure
+        if stat.S_ISLNK(os.lstat(path).st_mode) and not inside(self.run_dir, Path(path, "_")):
+            raise _Fail(MOVED_OUTSIDE)
 
     def _make_folders(self, paths: list[str]) -> dict[str, Exception]:
         """On the folder thread: create and check each folder (see `_make_folder`); what failed."""
@@ -282,30 +286,24 @@ class Transfer:
         inside too (one lstat); a symlink is resolved in full. (Paths are strings here: this
         runs once per file, and pathlib's objects cost more than the system calls.)
         """
-        parent = os.path.dirname(path)  # noqa: PTH120 - a str path: see _make_folder
+        parent = os.path.dirname(path)  # noqa: PTH120 - a str path (see above)
         if path == self._root or parent == path:
-            missing, probe = [], path
-            while probe and not os.path.lexists(probe) and os.path.dirname(probe) != probe:  # noqa: PTH120
-                missing.append(probe)
-                probe = os.path.dirname(probe)  # noqa: PTH120 - a str path
             Path(path).mkdir(parents=True, exist_ok=True)
-            self._made.extend(reversed(missing))
             created = False
             if not inside(self.run_dir, Path(path, "_")):
-                raise _Fail("The destination moved outside the run folder during the download.")
+                raise _Fail(MOVED_OUTSIDE)
         else:
             if parent not in self._folders:
                 self._make_folder(parent)
             try:
-                os.mkdir(path)  # noqa: PTH102 - a str path: see _make_folder
+                os.mkdir(path)  # noqa: PTH102 - a str path (see above)
                 created = True
-                self._made.append(path)
             except FileExistsError:
                 created = False
             mode = os.lstat(path).st_mode
             if stat.S_ISLNK(mode):
                 if not inside(self.run_dir, Path(path, "_")):
-                    raise _Fail("The destination moved outside the run folder during the download.")
+                    raise _Fail(MOVED_OUTSIDE)
             elif not stat.S_ISDIR(mode):
                 raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path)
         self._folders.add(path)

@@ -1,19 +1,21 @@
-"""A file's folders are made on the folder thread, ahead of its transfer, and checked as they are
-made (reconciler/outputs/transfer.py, step 3): a symlink planted after the manifest was screened is
-never written through, a file in a folder's way fails only the files under it, and a closed
-transfer makes no folder afterwards."""
+"""A file's folders are made on the folder thread, ahead of its transfer, checked as they are made
+and looked at again just before the file is opened (reconciler/outputs/transfer.py, "Folders"):
+a symlink planted after the manifest was screened, or after the folder was made, is never written
+through; a file in a folder's way fails only the files under it; only files with a URL get a
+folder; and a closed transfer makes no folder afterwards."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from reconciler.osmosis.transport import Headers, StreamedResponse
 from reconciler.outputs.paths import Accepted, screen
-from reconciler.outputs.transfer import FILE_RETRY, Outcome, Transfer
+from reconciler.outputs.transfer import FILE_RETRY, MOVED_OUTSIDE, Outcome, Transfer
 
 from .download_fake import FakePlatform, sample_files
 from .test_download_engine import on_disk, run, run_dir
@@ -47,16 +49,28 @@ async def _never_refreshed(item: Accepted) -> str:
     raise AssertionError("no URL expires here")
 
 
-def fetch_all(run_folder: Path, items: list[Accepted], files: Mapping[str, bytes]) -> list[Outcome]:
+def fetch_all(
+    run_folder: Path, items: list[Accepted], files: Mapping[str, bytes], *, between: Callable[[], None] | None = None
+) -> list[Outcome]:
+    """Prepare every item's folder, wait until they are made, call `between`, then fetch each."""
+
     async def go() -> list[Outcome]:
         transfer = Transfer(serving(files), _never_refreshed, run_folder, retry=FILE_RETRY)  # type: ignore[arg-type]
         try:
             transfer.prepare(items)
+            await made(transfer, items)
+            if between is not None:
+                between()
             return [await transfer.fetch(item, item.path) for item in items]
         finally:
             transfer.close()
 
     return asyncio.run(go())
+
+
+async def made(transfer: Transfer, items: list[Accepted]) -> None:
+    """Until the folder thread has dealt with every item's folder (made it, or failed to)."""
+    await asyncio.gather(*(transfer._ready[os.fspath(item.folder)] for item in items))
 
 
 def test_a_symlink_planted_after_the_screen_is_never_written_through(tmp_path: Path) -> None:
@@ -70,10 +84,26 @@ def test_a_symlink_planted_after_the_screen_is_never_written_through(tmp_path: P
 
     outcomes = dict(zip((i.path for i in accepted), fetch_all(run_folder, accepted, files), strict=True))
 
-    assert outcomes["artifacts/a/out.bin"].error == "The destination moved outside the run folder during the download."
+    assert outcomes["artifacts/a/out.bin"].error == MOVED_OUTSIDE
     assert outcomes["summary.csv"].error is None
     assert list(outside.iterdir()) == []
     assert (run_folder / "summary.csv").read_bytes() == b"s\n"
+
+
+def test_a_folder_swapped_for_a_symlink_after_it_was_made_is_never_written_through(tmp_path: Path) -> None:
+    run_folder, outside = tmp_path / "run", tmp_path / "outside"
+    outside.mkdir()
+    files = {"artifacts/a/out.bin": b"x" * 100}
+    accepted, _ = screen(((p, len(b), None) for p, b in files.items()), ("artifacts",), run_folder)
+
+    def swap() -> None:  # the folder was made and checked; now it leads outside
+        (run_folder / "artifacts" / "a").rmdir()
+        (run_folder / "artifacts" / "a").symlink_to(outside)
+
+    [outcome] = fetch_all(run_folder, accepted, files, between=swap)
+
+    assert outcome.error == MOVED_OUTSIDE
+    assert list(outside.iterdir()) == []
 
 
 def test_a_symlink_loop_planted_after_the_screen_fails_its_file_not_the_download(tmp_path: Path) -> None:
@@ -87,7 +117,9 @@ def test_a_symlink_loop_planted_after_the_screen_fails_its_file_not_the_download
 
     outcomes = dict(zip((i.path for i in accepted), fetch_all(run_folder, accepted, files), strict=True))
 
-    assert outcomes["artifacts/a/out.bin"].error == "The destination moved outside the run folder during the download."
+    # Python before 3.13 reports the loop when the folder is resolved, later ones when it is opened
+    error = outcomes["artifacts/a/out.bin"].error or ""
+    assert error == MOVED_OUTSIDE or error.startswith("Could not create artifacts/a/out.bin: ")
     assert outcomes["summary.csv"].error is None
 
 
@@ -109,24 +141,7 @@ def test_a_file_in_a_folders_way_fails_only_the_files_under_it(tmp_path: Path) -
     }
 
 
-def test_a_transfer_closed_before_its_files_leaves_no_folder_and_makes_none_later(tmp_path: Path) -> None:
-    run_folder = tmp_path / "out" / "run"
-    paths = [f"artifacts/f{n:04d}/out.bin" for n in range(2000)]
-    accepted, _ = screen(((p, 1, None) for p in paths), ("artifacts",), run_folder)
-
-    async def prepare_then_close() -> None:
-        transfer = Transfer(serving({}), _never_refreshed, run_folder)  # type: ignore[arg-type]
-        transfer.prepare(accepted)
-        await asyncio.sleep(0.01)  # some folders are made meanwhile
-        transfer.close()
-
-    asyncio.run(prepare_then_close())
-    assert list(tmp_path.iterdir()) == []
-    time.sleep(0.2)  # a group still being made after close() would add folders meanwhile
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_a_download_in_which_no_file_lands_leaves_no_folder_it_made(tmp_path: Path) -> None:
+def test_a_download_that_gets_no_url_makes_no_folder(tmp_path: Path) -> None:
     fake = FakePlatform(sample_files(), omit=set(sample_files()))
 
     report = run(fake, tmp_path)
@@ -135,7 +150,7 @@ def test_a_download_in_which_no_file_lands_leaves_no_folder_it_made(tmp_path: Pa
     assert not run_dir(tmp_path).exists()
 
 
-def test_folders_made_for_files_that_failed_are_removed_and_the_others_kept(tmp_path: Path) -> None:
+def test_a_file_the_url_answer_omits_gets_no_folder(tmp_path: Path) -> None:
     files = {**sample_files(), "artifacts/r2/out.bin": b"y" * 10}
     fake = FakePlatform(files, omit={"artifacts/r2/out.bin"})
 
@@ -144,3 +159,25 @@ def test_folders_made_for_files_that_failed_are_removed_and_the_others_kept(tmp_
     assert [f.path for f in report.files_failed] == ["artifacts/r2/out.bin"]
     assert not (run_dir(tmp_path) / "artifacts" / "r2").exists()
     assert on_disk(tmp_path) == {p: b for p, b in files.items() if p != "artifacts/r2/out.bin"}
+
+
+def test_a_closed_transfer_makes_no_folder_afterwards(tmp_path: Path) -> None:
+    run_folder = tmp_path / "run"
+    paths = [f"artifacts/f{n:04d}/out.bin" for n in range(2000)]
+    accepted, _ = screen(((p, 1, None) for p in paths), ("artifacts",), run_folder)
+
+    async def prepare_then_close() -> None:
+        transfer = Transfer(serving({}), _never_refreshed, run_folder)  # type: ignore[arg-type]
+        transfer.prepare(accepted)
+        await made(transfer, accepted[:1])  # the first group is made; the rest are still queued
+        transfer.close()
+
+    asyncio.run(prepare_then_close())
+    made_then = folders(run_folder / "artifacts")
+    time.sleep(0.2)  # a group still being made after close() would add folders meanwhile
+    assert folders(run_folder / "artifacts") == made_then
+    assert 0 < len(made_then) < len(paths)  # the groups still queued were dropped
+
+
+def folders(path: Path) -> list[str]:
+    return sorted(p.name for p in path.iterdir()) if path.exists() else []
