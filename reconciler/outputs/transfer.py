@@ -23,11 +23,12 @@ Folders: each is created once, on one folder thread, FOLDER_GROUP at a time in t
 files come (`Transfer.prepare`: the files a URL batch answered for), and checked right then to
 still resolve inside the run folder; a transfer waits for its own folder only, and looks at it
 once more (one lstat) just before it opens the partial there. A download whose URL requests
-fail makes no folder; one that is stopped may leave empty folders for files it had not started. mkdir is the costliest system call of a small file,
-and on the folder thread it runs beside the event loop's HTTP work: measured with
-tests/perf/bench_download.py's in-process engine on a 2-core VM (2,004 files of 100 kB on
-loopback, alternating 10 runs each), a median of 1.92 s against 2.25 s with mkdir inline.
-Holding small files' bytes in memory for the fsync thread to write as well measured no faster.
+fail makes no folder; one that is stopped may leave empty folders for files it had not started.
+mkdir is the costliest system call of a small file, and on the folder thread it runs beside the
+event loop's HTTP work: measured with tests/perf/bench_download.py's in-process engine on a
+2-core VM (2,004 files of 100 kB on loopback, alternating 12 runs each), a median of 1.87 s
+against 2.02 s with mkdir inline. Holding small files' bytes in memory for the fsync thread to
+write as well measured no faster.
 
 Failures, per file:
 
@@ -281,7 +282,8 @@ class Transfer:
         """Create a file's folder once, and check it still resolves inside the run folder.
 
         The manifest screen already refused paths through symlinks leading out; this catches
-        a link that appeared since, before the first byte is written under it. Folders are
+        a link that appeared since (and `_folder` looks again just before the file is opened:
+        this runs ahead of the files, on the folder thread). Folders are
         checked from the run folder down: a real folder (not a symlink) in a checked folder is
         inside too (one lstat); a symlink is resolved in full. (Paths are strings here: this
         runs once per file, and pathlib's objects cost more than the system calls.)
