@@ -3,18 +3,21 @@
 A generated file never lands on the specs, the state file, the downloaded outputs, the
 templates or reconciler's own folder, nor on a file that another benchmark spec's leaderboard
 (or this one's other file) writes. Paths are compared by `safe_paths.overlaps` (the same file,
-or one inside the other, case-blind). `specs/loader.load_specs` reports each problem at its
-`[leaderboard]` key, so `validate` and every command that loads the specs say it first, and
-`engine/rendering.check_outputs` asks again right before it writes.
+or one inside the other, case-blind). Nor is it written where the work tree as it is now would
+refuse it (`safe_paths.writable_path`: a folder on the way that is a symlink, a folder where
+the file goes). `specs/loader.load_specs` reports each problem at its `[leaderboard]` key, so
+`validate` and every command that loads the specs say it first, and
+`engine/rendering.check_outputs` and the write itself ask again right before anything is written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
-from ..safe_paths import overlaps
+from ..safe_paths import UnsafePathError, overlaps, writable_path
 from .models import BenchmarkSpec, ProjectSettings
 
 
@@ -64,4 +67,25 @@ def board_path_problems(benchmarks: Sequence[BenchmarkSpec], settings: ProjectSe
             clash = next(((other, what) for other, what in against if overlaps(rel, other)), None)
             if clash is not None:
                 found.append(BoardPathProblem(spec.id, key, rel, *clash))
+    return found
+
+
+def board_write_problems(
+    benchmarks: Sequence[BenchmarkSpec], root: Path, *, skip: frozenset[tuple[str, str]] = frozenset()
+) -> list[tuple[str, Literal["output", "chart"], str]]:
+    """(spec id, key, message) for each leaderboard file that the work tree under `root`, as it
+    is now, would refuse (writable_path); `skip` holds (spec id, key) pairs already reported."""
+    found: list[tuple[str, Literal["output", "chart"], str]] = []
+    for spec in benchmarks:
+        board = spec.leaderboard
+        if board is None:
+            continue
+        files: list[tuple[Literal["output", "chart"], str | None]] = [("output", board.output), ("chart", board.chart)]
+        for key, rel in files:
+            if not rel or (spec.id, key) in skip:
+                continue
+            try:
+                writable_path(root, rel)
+            except UnsafePathError as exc:
+                found.append((spec.id, key, f"{exc.message}; {exc.hint}" if exc.hint else exc.message))
     return found

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from ..errors import SpecError
 from ..files import NotRegularFile, TooLarge, read_regular
 from . import rules
-from .board_paths import board_path_problems
+from .board_paths import board_path_problems, board_write_problems
 from .diagnostics import Diagnostic, KeyPath, Severity, dotted
 from .errors_text import describe_error
 from .models import (
@@ -407,7 +407,8 @@ def load_specs(
             )
         )
     if settings is not None:
-        for problem in board_path_problems(result.benchmark_specs, settings):
+        problems = board_path_problems(result.benchmark_specs, settings)
+        for problem in problems:
             result.diagnostics.append(
                 board_texts[problem.spec_id].at(
                     ("leaderboard", problem.key),
@@ -415,6 +416,9 @@ def load_specs(
                     f"{problem.path!r} overlaps {problem.what} ({problem.other}); {problem.hint}",
                 )
             )
+        reported = frozenset((p.spec_id, p.key) for p in problems)
+        for spec_id, board_key, message in board_write_problems(result.benchmark_specs, root, skip=reported):
+            result.diagnostics.append(board_texts[spec_id].at(("leaderboard", board_key), "UNSAFE_PATH", message))
     return result
 
 

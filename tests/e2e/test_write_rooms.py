@@ -54,6 +54,31 @@ def test_a_leaderboards_folder_symlinked_out_of_the_repository_is_never_written_
     assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
 
 
+def test_validate_reports_a_symlinked_leaderboards_folder_at_the_key_that_names_the_file(
+    root: Path, outside: Path
+) -> None:
+    (root / "leaderboards").symlink_to(outside, target_is_directory=True)
+    line = next(n for n, text in enumerate((root / TB).read_text().splitlines(), 1) if text.startswith("output ="))
+
+    done = cli(root, "validate")
+
+    assert done.returncode == 1
+    assert f"{TB}:{line}:" in done.stdout and "leaderboard.output" in done.stdout
+    assert "leaderboards is a symlink" in done.stdout and "Traceback" not in done.stdout + done.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
+
+
+def test_a_plan_with_a_symlinked_leaderboards_folder_submits_nothing(root: Path, outside: Path) -> None:
+    (root / "leaderboards").symlink_to(outside, target_is_directory=True)
+
+    done = cli(root, "apply", "--auto-approve")
+
+    assert done.returncode == 1
+    assert "leaderboards is a symlink" in done.stderr
+    assert cli(root, "runs", "--format", "json").stdout.count('"id"') == 0
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
+
+
 def test_a_chart_over_a_committed_file_reconciler_never_wrote_is_refused(root: Path) -> None:
     (root / "NOTES.md").write_text("# Our notes\n")
     spec = root / TB
