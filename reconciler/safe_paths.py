@@ -89,6 +89,15 @@ def writable_path(root: Path, rel: str, *, directory: bool = False) -> Path:
     return current
 
 
+def write_refusal(root: Path, rel: str) -> str | None:
+    """Why `writable_path(root, rel)` would refuse to write now (its message and hint), or None."""
+    try:
+        writable_path(root, rel)
+    except UnsafePathError as exc:
+        return f"{exc.message}; {exc.hint}" if exc.hint else exc.message
+    return None
+
+
 MAX_REPO_FILE_BYTES = 1_000_000
 
 

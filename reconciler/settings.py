@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ConfigError
+from .safe_paths import write_refusal
 from .specs.loader import load_settings
 from .specs.models import ProjectSettings
 
@@ -23,6 +24,11 @@ class Project:
     @property
     def specs_path(self) -> Path:
         return self.root / self.settings.specs_dir
+
+    def write_refusal(self, rel: str) -> str | None:
+        """Why a generated file may not be written at `rel` in the work tree now, or None
+        (safe_paths.writable_path, asked without writing)."""
+        return write_refusal(self.root, rel)
 
     def existing_specs_path(self) -> Path:
         """The specs dir, or a ConfigError that says how to get one.

@@ -214,7 +214,9 @@ def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
     from ..specs.loader import discover, load_specs
 
     specs = discover([project.existing_specs_path()])
-    result = load_specs(specs, project.root, project.settings.specs_dir, settings=project.settings)
+    result = load_specs(
+        specs, project.root, project.settings.specs_dir, settings=project.settings, refusal=project.write_refusal
+    )
     if not result.errors:
         return
     click.echo(render_text(result, github_annotations=True), nl=False)

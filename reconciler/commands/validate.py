@@ -27,7 +27,9 @@ def command(paths: tuple[Path, ...], fmt: str) -> None:
     project = load_project()
     targets = list(paths) or [project.existing_specs_path()]
     files = discover(targets)
-    result = load_specs(files, project.root, project.settings.specs_dir, settings=project.settings)
+    result = load_specs(
+        files, project.root, project.settings.specs_dir, settings=project.settings, refusal=project.write_refusal
+    )
     if fmt == "json":
         click.echo(render_json(result))
     else:

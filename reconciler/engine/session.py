@@ -29,7 +29,9 @@ from .state import SpecRecord, State, load_state, save_state
 def load_desired(project: Project) -> tuple[Desired, LoadResult]:
     """Every spec under the specs dir; any validation error stops here with every diagnostic."""
     specs = discover([project.existing_specs_path()])
-    result = load_specs(specs, project.root, project.settings.specs_dir, settings=project.settings)
+    result = load_specs(
+        specs, project.root, project.settings.specs_dir, settings=project.settings, refusal=project.write_refusal
+    )
     if result.errors:
         lines = "\n".join(d.render() for d in result.errors)
         raise SpecError(f"specs are invalid:\n{lines}", hint="fix them (see `reconciler validate`) and run again")

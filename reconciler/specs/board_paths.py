@@ -5,19 +5,18 @@ templates or reconciler's own folder, nor on a file that another benchmark spec'
 (or this one's other file) writes. Paths are compared by `safe_paths.overlaps` (the same file,
 or one inside the other, case-blind). Nor is it written where the work tree as it is now would
 refuse it (`safe_paths.writable_path`: a folder on the way that is a symlink, a folder where
-the file goes). `specs/loader.load_specs` reports each problem at its `[leaderboard]` key, so
+the file goes); the caller, at the I/O edge, says why (`safe_paths.write_refusal`). `specs/loader.load_specs` reports each problem at its `[leaderboard]` key, so
 `validate` and every command that loads the specs say it first, and
 `engine/rendering.check_outputs` and the write itself ask again right before anything is written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
-from ..safe_paths import UnsafePathError, overlaps, writable_path
+from ..safe_paths import overlaps
 from .models import BenchmarkSpec, ProjectSettings
 
 
@@ -71,10 +70,13 @@ def board_path_problems(benchmarks: Sequence[BenchmarkSpec], settings: ProjectSe
 
 
 def board_write_problems(
-    benchmarks: Sequence[BenchmarkSpec], root: Path, *, skip: frozenset[tuple[str, str]] = frozenset()
+    benchmarks: Sequence[BenchmarkSpec],
+    refusal: Callable[[str], str | None],
+    *,
+    skip: frozenset[tuple[str, str]] = frozenset(),
 ) -> list[tuple[str, Literal["output", "chart"], str]]:
-    """(spec id, key, message) for each leaderboard file that the work tree under `root`, as it
-    is now, would refuse (writable_path); `skip` holds (spec id, key) pairs already reported."""
+    """(spec id, key, message) for each leaderboard file `refusal` says may not be written now
+    (safe_paths.write_refusal on the work tree); `skip` holds (spec id, key) pairs already reported."""
     found: list[tuple[str, Literal["output", "chart"], str]] = []
     for spec in benchmarks:
         board = spec.leaderboard
@@ -82,10 +84,6 @@ def board_write_problems(
             continue
         files: list[tuple[Literal["output", "chart"], str | None]] = [("output", board.output), ("chart", board.chart)]
         for key, rel in files:
-            if not rel or (spec.id, key) in skip:
-                continue
-            try:
-                writable_path(root, rel)
-            except UnsafePathError as exc:
-                found.append((spec.id, key, f"{exc.message}; {exc.hint}" if exc.hint else exc.message))
+            if rel and (spec.id, key) not in skip and (why := refusal(rel)) is not None:
+                found.append((spec.id, key, why))
     return found

@@ -7,7 +7,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -339,10 +339,17 @@ def discover(paths: Sequence[Path]) -> list[Path]:
 
 
 def load_specs(
-    files: Iterable[Path], root: Path, specs_dir: str, *, settings: ProjectSettings | None = None
+    files: Iterable[Path],
+    root: Path,
+    specs_dir: str,
+    *,
+    settings: ProjectSettings | None = None,
+    refusal: Callable[[str], str | None] | None = None,
 ) -> LoadResult:
     """Load every file; collect all problems across all files (never stop at the first). With the
-    project's `settings`, where each leaderboard would be written is checked too (board_paths)."""
+    project's `settings`, where each leaderboard would be written is checked too (board_paths),
+    and with `refusal` (safe_paths.write_refusal on the work tree: this module does no I/O but
+    read the files it is given) whether the work tree as it is would take each file."""
     result = LoadResult()
     board_texts: dict[str, Document] = {}
     ids: dict[str, str] = {}
@@ -417,7 +424,8 @@ def load_specs(
                 )
             )
         reported = frozenset((p.spec_id, p.key) for p in problems)
-        for spec_id, board_key, message in board_write_problems(result.benchmark_specs, root, skip=reported):
+        written = board_write_problems(result.benchmark_specs, refusal, skip=reported) if refusal else []
+        for spec_id, board_key, message in written:
             result.diagnostics.append(board_texts[spec_id].at(("leaderboard", board_key), "UNSAFE_PATH", message))
     return result
 

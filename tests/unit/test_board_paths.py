@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconciler.safe_paths import overlaps
-from reconciler.specs.board_paths import board_path_problems
+from reconciler.safe_paths import overlaps, write_refusal
+from reconciler.specs.board_paths import board_path_problems, board_write_problems
 from reconciler.specs.models import BenchmarkSpec, BenchmarkTable, LeaderboardTable, PolicyTable, ProjectSettings
 
 SETTINGS = ProjectSettings()
@@ -45,6 +47,24 @@ def test_two_boards_on_one_file_are_each_told() -> None:
 def test_a_chart_inside_the_outputs_folder_is_told_at_its_chart_key() -> None:
     (problem,) = board_path_problems([board("benchmarks/a", "boards/a.md", ".osmosis/benchmarks/a.svg")], SETTINGS)
     assert (problem.key, problem.other) == ("chart", ".osmosis/benchmarks")
+
+
+def test_a_board_the_work_tree_would_refuse_is_told_at_its_key_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "boards").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    (tmp_path / "charts" / "b.svg").mkdir(parents=True)  # a folder where the file goes
+    specs = [board("benchmarks/a", "boards/a.md"), board("benchmarks/b", "ok/b.md", "charts/b.svg")]
+
+    problems = board_write_problems(specs, lambda rel: write_refusal(tmp_path, rel))
+
+    assert [(spec_id, key) for spec_id, key, _ in problems] == [("benchmarks/a", "output"), ("benchmarks/b", "chart")]
+    assert "boards is a symlink" in problems[0][2] and "charts/b.svg is not a regular file" in problems[1][2]
+
+
+def test_a_board_already_told_at_a_key_is_not_told_twice() -> None:
+    specs = [board("benchmarks/a", "boards/a.md", "boards/a.svg")]
+    problems = board_write_problems(specs, lambda rel: "refused", skip=frozenset({("benchmarks/a", "output")}))
+    assert problems == [("benchmarks/a", "chart", "refused")]
 
 
 NAMES = st.sampled_from(["boards", "specs", "templates", ".reconciler", "a.md", "b.md", "x"])
