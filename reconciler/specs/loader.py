@@ -31,7 +31,7 @@ from .models import (
     default_spec_id,
 )
 from .run_config import RunConfig
-from .spec_ids import spec_id_problem
+from .spec_ids import spec_id_problem, spec_id_warning
 from .toml_bounds import MAX_SPEC_BYTES, check_depth
 from .toml_positions import Position, key_on_line, key_positions, locate
 
@@ -372,6 +372,7 @@ def load_specs(
             if bspec is not None:
                 result.benchmark_specs.append(bspec)
                 board_texts[bspec.id] = Document(doc.path, {}, doc.text)
+                result.diagnostics += _lookalike(doc, bspec.id, ())
             continue
         spec, diags = load_run_spec(doc, spec_id)
         result.diagnostics += diags
@@ -402,6 +403,7 @@ def load_specs(
         ids[spec.id] = display
         run_texts[spec.id] = Document(doc.path, {}, doc.text)
         result.run_specs.append(spec)
+        result.diagnostics += _lookalike(doc, spec.id, ("reconcile", "id") if spec.reconcile.id else ())
     # one namespace for `--target` and the state file: a run spec may not take a benchmark spec's id
     taken = {b.id: b.path for b in result.benchmark_specs}
     for spec in [s for s in result.run_specs if s.id in taken]:
@@ -428,6 +430,14 @@ def load_specs(
         for spec_id, board_key, message in written:
             result.diagnostics.append(board_texts[spec_id].at(("leaderboard", board_key), "UNSAFE_PATH", message))
     return result
+
+
+def _lookalike(doc: Document, spec_id: str, key: KeyPath) -> list[Diagnostic]:
+    """A warning at `key` (the file, for an id from its path) when the id mixes lookalike scripts."""
+    why = spec_id_warning(spec_id)
+    if why is None:
+        return []
+    return [doc.at(key, "LOOKALIKE_ID", f"spec id {spec_id!r} {why}", severity=Severity.WARNING)]
 
 
 def load_settings(path: Path, display: str) -> tuple[ProjectSettings | None, list[Diagnostic]]:

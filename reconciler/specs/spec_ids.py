@@ -7,6 +7,11 @@ characters that do not survive as text (control characters, lone surrogates, lin
 paragraph separators). It is also what a reviewer reads in a plan, so it may not hold
 invisible formatting characters either: a right-to-left override (U+202E) in a file name
 would make the plan show another id than the one it acts on.
+
+An id that mixes Latin, Cyrillic and Greek letters is accepted with a warning
+(`spec_id_warning`): those scripts share letters that look the same (Latin `o`, Cyrillic `о`,
+Greek `ο`), so such an id can look like another one in a plan. One script throughout (a
+Russian or Greek id) is not flagged.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import unicodedata
 MAX_SPEC_ID_LENGTH = 512
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 _INVISIBLE = "Cf"  # bidirectional overrides and isolates, zero-width characters, soft hyphens
+_LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")  # as Unicode names their letters
 
 
 def spec_id_problem(spec_id: str) -> str | None:
@@ -43,4 +49,25 @@ def marker_spec_id_problem(spec_id: str) -> str | None:
     for ch in spec_id:
         if unicodedata.category(ch) in _UNSAFE_CATEGORIES:
             return f"holds the control character U+{ord(ch):04X}"
+    return None
+
+
+def spec_id_warning(spec_id: str) -> str | None:
+    """Why `spec_id` may mislead a reviewer though it is a valid id (Latin, Cyrillic and Greek
+    letters mixed), or None."""
+    first: str | None = None
+    for ch in spec_id:
+        if not ch.isalpha():
+            continue
+        script = next((s for s in _LOOKALIKE_SCRIPTS if unicodedata.name(ch, "").startswith(s + " ")), None)
+        if script is None:
+            continue
+        if first is None:
+            first = script
+        elif script != first:
+            letter = f"U+{ord(ch):04X} {unicodedata.name(ch)}"
+            return (
+                f"mixes {first.title()} and {script.title()} letters ({letter}), so it can look like"
+                " another id in a plan; spell it in one script"
+            )
     return None

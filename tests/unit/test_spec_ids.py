@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from reconciler.core.identity import OWNER_ENV, SPEC_ENV, Marker, marked_payload, read_marker
 from reconciler.specs.loader import discover, load_specs
 from reconciler.specs.run_config import RunConfig
-from reconciler.specs.spec_ids import marker_spec_id_problem, spec_id_problem
+from reconciler.specs.spec_ids import marker_spec_id_problem, spec_id_problem, spec_id_warning
 
 CONFIG = RunConfig.model_validate(
     {
@@ -115,6 +115,34 @@ def test_the_loader_refuses_a_file_name_with_an_invisible_formatting_character(t
     result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
     (error,) = result.errors
     assert result.run_specs == [] and error.code == "BAD_SPEC_ID" and f"U+{ord(char):04X}" in error.message
+
+
+def test_a_file_name_mixing_latin_and_cyrillic_letters_loads_with_a_warning_naming_the_letter(tmp_path: Path) -> None:
+    """`tb-smоke` (a Cyrillic о) shows in a plan as `tb-smoke`, another spec's id."""
+    write_spec(tmp_path, "tb-sm\u043eke.toml")
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    (warning,) = result.warnings
+    assert [s.id for s in result.run_specs] == ["runs/tb-sm\u043eke"] and not result.errors
+    assert warning.code == "LOOKALIKE_ID" and warning.file == "specs/runs/tb-sm\u043eke.toml"
+    assert "Latin and Cyrillic" in warning.message and "U+043E CYRILLIC SMALL LETTER O" in warning.message
+
+
+@pytest.mark.parametrize(
+    "spec_id",
+    ["runs/tb-smoke", "прогон/тест-1", "δοκιμή/2", "テスト/run-1", "runs/café ñ@1"],
+    ids=["ascii", "cyrillic", "greek", "katakana-and-latin", "latin-accents"],
+)
+def test_an_id_in_one_lookalike_script_is_not_warned(spec_id: str) -> None:
+    assert spec_id_warning(spec_id) is None
+
+
+def test_greek_and_cyrillic_letters_in_one_id_are_warned() -> None:
+    assert "Greek and Cyrillic" in (spec_id_warning("δοκιμή-тест") or "")
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x24F), max_size=50))
+def test_latin_letters_with_digits_and_punctuation_are_never_warned(spec_id: str) -> None:
+    assert spec_id_warning(spec_id) is None
 
 
 def test_a_run_spec_may_not_take_the_id_of_a_benchmark_spec(tmp_path: Path) -> None:
