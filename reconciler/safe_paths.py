@@ -85,7 +85,11 @@ def writable_path(root: Path, rel: str, *, directory: bool = False) -> Path:
         last = i == len(parts) - 1
         if current.exists() and not (current.is_file() if last and not directory else current.is_dir()):
             kind = "a regular file" if last and not directory else "a folder"
-            raise UnsafePathError(f"refusing to write {rel}: {'/'.join(parts[: i + 1])} is not {kind}")
+            shown = "/".join(parts[: i + 1])
+            raise UnsafePathError(
+                f"refusing to write {rel}: {shown} is not {kind}",
+                hint=f"move {shown} out of the way, or pick another path",
+            )
     return current
 
 
@@ -95,6 +99,8 @@ def write_refusal(root: Path, rel: str) -> str | None:
         writable_path(root, rel)
     except UnsafePathError as exc:
         return f"{exc.message}; {exc.hint}" if exc.hint else exc.message
+    except OSError as exc:  # a folder on the way we may not search, a path too long for the system
+        return f"cannot check where {rel} would be written: {exc.strerror or exc}"
     return None
 
 

@@ -24,6 +24,7 @@ folder segment by segment, so the destination is always inside it.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import os
@@ -206,14 +207,19 @@ def screen(
 
 
 def inside(run_dir: Path, target: Path) -> bool:
-    """True when the target's folder resolves inside the run folder (or is it); False when
-    resolving it fails (before Python 3.13 a symlink loop raises RuntimeError here; later ones
-    resolve what they can, and opening through the loop fails instead)."""
+    """True when the target's folder resolves inside the run folder (or is it); False when a
+    symlink loop keeps it from resolving (Python before 3.13 raises RuntimeError for one; later
+    ones resolve what they can, and opening through the loop fails instead). Other errors of
+    the file system are raised."""
     try:
         root = run_dir.resolve()
         parent = target.parent.resolve()
-    except (OSError, RuntimeError):
+    except RuntimeError:
         return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return False
+        raise
     return parent == root or root in parent.parents
 
 

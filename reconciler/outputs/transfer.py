@@ -22,8 +22,9 @@
 Folders: each is created once, on one folder thread, FOLDER_GROUP at a time in the order their
 files come (`Transfer.prepare`: the files a URL batch answered for), and checked right then to
 still resolve inside the run folder; a transfer waits for its own folder only, and looks at it
-once more (one lstat) just before it opens the partial there. A download whose URL requests
-fail makes no folder; one that is stopped may leave empty folders for files it had not started.
+once more (one stat: still the same folder, through whatever links) just before it opens the
+partial there. A download whose URL requests fail makes no folder; one that is stopped may
+leave empty folders for files it had not started.
 mkdir is the costliest system call of a small file, and on the folder thread it runs beside the
 event loop's HTTP work: measured with tests/perf/bench_download.py's in-process engine on a
 2-core VM (2,004 files of 100 kB on loopback, alternating 12 runs each), a median of 1.87 s
@@ -152,6 +153,7 @@ class Transfer:
         self._ready: dict[str, asyncio.Future[dict[str, Exception]]] = {}  # folder -> its group's job
         # the folder thread's own; the event loop reads a folder's entry only once its group is done
         self._folders: set[str] = set()  # created and checked
+        self._identity: dict[str, tuple[int, int]] = {}  # folder -> (device, inode) of what was checked
         self._partials: dict[str, set[str]] = {}  # folder -> names of the partials it held when first seen
 
     def prepare(self, items: Sequence[Accepted]) -> None:
@@ -250,8 +252,8 @@ class Transfer:
 
     async def _folder(self, folder: Path) -> None:
         """Wait for the file's folder (asking for it if nobody has); raise what creating it
-        raised. Then look at the folder once more, just before the file is opened in it: a
-        symlink swapped in since it was made and checked must still lead inside."""
+        raised. Then look at the folder once more, just before the file is opened in it: the
+        path must still lead to the very folder that was made and checked."""
         path = os.fspath(folder)
         if path not in self._ready:
             self._create(asyncio.get_running_loop(), [path])
@@ -264,7 +266,10 @@ class Transfer:
             raise OSError(failure.errno, failure.strerror, failure.filename)
         if failure is not None:
             raise failure
-        if stat.S_ISLNK(os.lstat(path).st_mode) and not inside(self.run_dir, Path(path, "_")):
+        # the folder the path leads to now (every symlink on the way followed) must be the one
+        # that was checked: a folder, or any folder above it, swapped for a link since is refused
+        now = os.stat(path)  # noqa: PTH116 - a str path, per file
+        if (now.st_dev, now.st_ino) != self._identity.get(path):
             raise _Fail(MOVED_OUTSIDE)
 
     def _make_folders(self, paths: list[str]) -> dict[str, Exception]:
@@ -308,6 +313,8 @@ class Transfer:
                     raise _Fail(MOVED_OUTSIDE)
             elif not stat.S_ISDIR(mode):
                 raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path)
+        checked = os.stat(path)  # noqa: PTH116 - a str path (see above)
+        self._identity[path] = (checked.st_dev, checked.st_ino)
         self._folders.add(path)
         if not created:  # a folder we just made holds nothing yet
             self._partials[path] = _partial_names(path)

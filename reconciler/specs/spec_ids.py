@@ -8,10 +8,10 @@ paragraph separators). It is also what a reviewer reads in a plan, so it may not
 invisible formatting characters either: a right-to-left override (U+202E) in a file name
 would make the plan show another id than the one it acts on.
 
-An id that mixes Latin, Cyrillic and Greek letters is accepted with a warning
+An id with a word that mixes Latin, Cyrillic and Greek letters is accepted with a warning
 (`spec_id_warning`): those scripts share letters that look the same (Latin `o`, Cyrillic `о`,
-Greek `ο`), so such an id can look like another one in a plan. One script throughout (a
-Russian or Greek id) is not flagged.
+Greek `ο`), so such an id can look like another one in a plan. Words in one script each
+(`runs/тест`, a Russian name in the runs folder) are not flagged.
 """
 
 from __future__ import annotations
@@ -53,11 +53,13 @@ def marker_spec_id_problem(spec_id: str) -> str | None:
 
 
 def spec_id_warning(spec_id: str) -> str | None:
-    """Why `spec_id` may mislead a reviewer though it is a valid id (Latin, Cyrillic and Greek
-    letters mixed), or None."""
+    """Why `spec_id` may mislead a reviewer though it is a valid id (a word, a run of letters,
+    that mixes Latin, Cyrillic and Greek letters), or None. Words are judged one by one: in
+    `runs/тест` the folder is Latin and the name Cyrillic, and nothing looks like anything else."""
     first: str | None = None
     for ch in spec_id:
         if not ch.isalpha():
+            first = None  # a new word starts after any non-letter
             continue
         script = next((s for s in _LOOKALIKE_SCRIPTS if unicodedata.name(ch, "").startswith(s + " ")), None)
         if script is None:
@@ -67,7 +69,7 @@ def spec_id_warning(spec_id: str) -> str | None:
         elif script != first:
             letter = f"U+{ord(ch):04X} {unicodedata.name(ch)}"
             return (
-                f"mixes {first.title()} and {script.title()} letters ({letter}), so it can look like"
-                " another id in a plan; spell it in one script"
+                f"mixes {first.title()} and {script.title()} letters in one word ({letter}), so it can look"
+                " like another id in a plan; spell each word in one script"
             )
     return None

@@ -3,6 +3,7 @@ another's file: the CLI as a subprocess in real git repositories, on the embedde
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -68,14 +69,16 @@ def test_validate_reports_a_symlinked_leaderboards_folder_at_the_key_that_names_
     assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
 
 
-def test_a_plan_with_a_symlinked_leaderboards_folder_submits_nothing(root: Path, outside: Path) -> None:
+def test_apply_with_a_symlinked_leaderboards_folder_submits_nothing(root: Path, outside: Path) -> None:
     (root / "leaderboards").symlink_to(outside, target_is_directory=True)
 
     done = cli(root, "apply", "--auto-approve")
 
     assert done.returncode == 1
     assert "leaderboards is a symlink" in done.stderr
-    assert cli(root, "runs", "--format", "json").stdout.count('"id"') == 0
+    runs = cli(root, "runs", "--format", "json")
+    assert runs.returncode == 0, runs.stderr
+    assert json.loads(runs.stdout)["runs"] == []
     assert sorted(p.name for p in outside.iterdir()) == ["precious.txt"]
 
 

@@ -61,6 +61,11 @@ def test_a_board_the_work_tree_would_refuse_is_told_at_its_key_with_the_reason(t
     assert "boards is a symlink" in problems[0][2] and "charts/b.svg is not a regular file" in problems[1][2]
 
 
+def test_a_path_the_file_system_cannot_even_look_up_is_a_refusal_not_a_crash(tmp_path: Path) -> None:
+    too_long = "/".join(["d" * 250] * 20) + "/board.md"  # each name fits; the whole path does not
+    assert (write_refusal(tmp_path, too_long) or "").startswith("cannot check where")
+
+
 def test_a_board_already_told_at_a_key_is_not_told_twice() -> None:
     specs = [board("benchmarks/a", "boards/a.md", "boards/a.svg")]
     problems = board_write_problems(specs, lambda rel: "refused", skip=frozenset({("benchmarks/a", "output")}))

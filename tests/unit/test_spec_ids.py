@@ -129,20 +129,31 @@ def test_a_file_name_mixing_latin_and_cyrillic_letters_loads_with_a_warning_nami
 
 @pytest.mark.parametrize(
     "spec_id",
-    ["runs/tb-smoke", "прогон/тест-1", "δοκιμή/2", "テスト/run-1", "runs/café ñ@1"],
-    ids=["ascii", "cyrillic", "greek", "katakana-and-latin", "latin-accents"],
+    ["runs/tb-smoke", "runs/тест", "benchmarks/δοκιμή", "runs/тест-gpt4o", "テスト/run-1", "runs/café ñ@1", "µ-ªº-ß"],
+    ids=["ascii", "russian-name", "greek-name", "russian-and-latin-words", "katakana", "accents", "latin-1-letters"],
 )
-def test_an_id_in_one_lookalike_script_is_not_warned(spec_id: str) -> None:
+def test_an_id_whose_words_each_keep_to_one_script_is_not_warned(spec_id: str) -> None:
     assert spec_id_warning(spec_id) is None
 
 
-def test_greek_and_cyrillic_letters_in_one_id_are_warned() -> None:
-    assert "Greek and Cyrillic" in (spec_id_warning("δοκιμή-тест") or "")
+LATIN = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZéñ", min_size=1, max_size=6)
+CYRILLIC = st.text(alphabet="абвгдежзийклмнопрстуфхцчшщыэюяАБВЕКМНОРСТХ", min_size=1, max_size=6)
+GREEK = st.text(alphabet="αβγδεζηθικλμνξοπρστυφχψωΑΒΕΗΙΚΜΝΟΡΤΧ", min_size=1, max_size=6)
+WORDS = st.lists(st.one_of(LATIN, CYRILLIC, GREEK), min_size=1, max_size=5)
+SEPARATORS = st.sampled_from(["/", "-", "_", " ", ".", "@", "1"])
 
 
-@given(st.text(alphabet=st.characters(max_codepoint=0x24F), max_size=50))
-def test_latin_letters_with_digits_and_punctuation_are_never_warned(spec_id: str) -> None:
-    assert spec_id_warning(spec_id) is None
+@given(WORDS, SEPARATORS)
+def test_words_in_one_script_each_are_never_warned(words: list[str], separator: str) -> None:
+    assert spec_id_warning(separator.join(words)) is None
+
+
+@given(st.sampled_from([(LATIN, CYRILLIC), (LATIN, GREEK), (GREEK, CYRILLIC)]).flatmap(lambda p: st.tuples(*p)), WORDS)
+def test_a_word_with_letters_of_two_lookalike_scripts_is_always_warned(
+    pair: tuple[str, str], others: list[str]
+) -> None:
+    mixed = pair[0] + pair[1]
+    assert "letters in one word" in (spec_id_warning("/".join([*others, mixed])) or "")
 
 
 def test_a_run_spec_may_not_take_the_id_of_a_benchmark_spec(tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+
 from reconciler.osmosis.transport import Headers, StreamedResponse
 from reconciler.outputs.paths import Accepted, screen
 from reconciler.outputs.transfer import FILE_RETRY, MOVED_OUTSIDE, Outcome, Transfer
@@ -106,6 +108,23 @@ def test_a_folder_swapped_for_a_symlink_after_it_was_made_is_never_written_throu
     assert list(outside.iterdir()) == []
 
 
+def test_a_folder_above_swapped_for_a_symlink_after_it_was_made_is_never_written_through(tmp_path: Path) -> None:
+    run_folder, outside = tmp_path / "run", tmp_path / "outside"
+    (outside / "a").mkdir(parents=True)  # the same layout, elsewhere
+    files = {"artifacts/a/out.bin": b"x" * 100}
+    accepted, _ = screen(((p, len(b), None) for p, b in files.items()), ("artifacts",), run_folder)
+
+    def swap() -> None:  # artifacts/a was made and checked; now artifacts leads outside
+        (run_folder / "artifacts" / "a").rmdir()
+        (run_folder / "artifacts").rmdir()
+        (run_folder / "artifacts").symlink_to(outside)
+
+    [outcome] = fetch_all(run_folder, accepted, files, between=swap)
+
+    assert outcome.error == MOVED_OUTSIDE
+    assert list((outside / "a").iterdir()) == []
+
+
 def test_a_symlink_loop_planted_after_the_screen_fails_its_file_not_the_download(tmp_path: Path) -> None:
     run_folder = tmp_path / "run"
     run_folder.mkdir()
@@ -161,20 +180,27 @@ def test_a_file_the_url_answer_omits_gets_no_folder(tmp_path: Path) -> None:
     assert on_disk(tmp_path) == {p: b for p, b in files.items() if p != "artifacts/r2/out.bin"}
 
 
-def test_a_closed_transfer_makes_no_folder_afterwards(tmp_path: Path) -> None:
+def test_a_closed_transfer_makes_no_folder_afterwards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_folder = tmp_path / "run"
-    paths = [f"artifacts/f{n:04d}/out.bin" for n in range(2000)]
+    paths = [f"artifacts/f{n:04d}/out.bin" for n in range(320)]  # ten groups
     accepted, _ = screen(((p, 1, None) for p in paths), ("artifacts",), run_folder)
+    make_group = Transfer._make_folders
+
+    def slowly(transfer: Transfer, group: list[str]) -> dict[str, Exception]:
+        time.sleep(0.05)  # each group takes a while: close() comes while most are still queued
+        return make_group(transfer, group)
+
+    monkeypatch.setattr(Transfer, "_make_folders", slowly)
 
     async def prepare_then_close() -> None:
         transfer = Transfer(serving({}), _never_refreshed, run_folder)  # type: ignore[arg-type]
         transfer.prepare(accepted)
-        await made(transfer, accepted[:1])  # the first group is made; the rest are still queued
+        await made(transfer, accepted[:1])  # the first group is made; the rest are queued
         transfer.close()
 
     asyncio.run(prepare_then_close())
     made_then = folders(run_folder / "artifacts")
-    time.sleep(0.2)  # a group still being made after close() would add folders meanwhile
+    time.sleep(0.3)  # a group still being made after close() would add folders meanwhile
     assert folders(run_folder / "artifacts") == made_then
     assert 0 < len(made_then) < len(paths)  # the groups still queued were dropped
 

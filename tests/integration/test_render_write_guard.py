@@ -1,0 +1,52 @@
+"""The write-time half of the leaderboard path rule (safe_paths.writable_path, asked by the render
+right before it writes): a folder swapped for a symlink after the specs were loaded and checked is
+still never written through."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from reconciler.engine.machine_cache import CACHE_DIR_ENV
+from reconciler.engine.rendering import render_all
+from reconciler.engine.session import RepoSession, load_desired
+from reconciler.engine.state import State
+from reconciler.localplatform.app import create_app
+from reconciler.settings import load_project
+from tests.inprocess_client import inprocess_client
+
+BOARD = """\
+[benchmark]
+ref = "terminal-bench-2-1"
+[leaderboard]
+output = "leaderboards/tb.md"
+rank_by = "pass_at_1"
+"""
+
+
+def test_a_leaderboards_folder_symlinked_after_the_specs_loaded_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "specs/benchmarks").mkdir(parents=True)
+    (root / "specs/benchmarks/tb.toml").write_text(BOARD)
+    (root / "reconciler.toml").write_text('workspace = "guard"\n')
+    outside.mkdir()
+    app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
+
+    async def render() -> list[str | None]:
+        project = load_project(root)
+        desired, specs = load_desired(project)  # checked here: nothing is in the way yet
+        (root / "leaderboards").symlink_to(outside, target_is_directory=True)
+        async with inprocess_client(app, "guard") as client:
+            session = RepoSession(project, "local", "acme/evals", client, desired, specs, State())
+            observed = await session.observe()
+            return [outcome.error for outcome in await render_all(session, observed)]
+
+    (error,) = asyncio.run(render())
+
+    assert error is not None and "leaderboards is a symlink" in error
+    assert list(outside.iterdir()) == []
