@@ -27,8 +27,8 @@ partial there. A download whose URL requests fail makes no folder; one that is s
 leave empty folders for files it had not started.
 mkdir is the costliest system call of a small file, and on the folder thread it runs beside the
 event loop's HTTP work: measured with tests/perf/bench_download.py's in-process engine on a
-2-core VM (2,004 files of 100 kB on loopback, alternating 12 runs each), a median of 1.87 s
-against 2.02 s with mkdir inline. Holding small files' bytes in memory for the fsync thread to
+2-core VM (2,004 files of 100 kB on loopback, alternating 20 runs each), a median of 1.88 s
+against 1.97 s with mkdir inline (and 3% less CPU). Holding small files' bytes in memory for the fsync thread to
 write as well measured no faster.
 
 Failures, per file:
