@@ -17,13 +17,7 @@ from reconciler.localplatform.app import create_app
 from reconciler.settings import load_project
 from tests.inprocess_client import inprocess_client
 
-BOARD = """\
-[benchmark]
-ref = "terminal-bench-2-1"
-[leaderboard]
-output = "leaderboards/tb.md"
-rank_by = "pass_at_1"
-"""
+BOARD = '[benchmark]\nref = "terminal-bench-2-1"\n[leaderboard]\noutput = "leaderboards/tb.md"\n'
 
 
 def test_a_leaderboards_folder_symlinked_after_the_specs_loaded_is_never_written_through(
