@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import json_text
-from ..core.plan import Plan, plan
+from ..core.plan import ActionKind, Plan, plan
 from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
 from ..files import write_atomic
@@ -198,6 +198,11 @@ async def apply_plan(
         if not result.plan.has_changes:
             session.save_state()
             return ApplyResult(result, None)
+        if renderer_factory is not None:  # a board sure to be refused stops the apply before a run is submitted
+            from .rendering import check_renders
+
+            renders = [a.spec_id for a in result.plan.actions if a.kind is ActionKind.RENDER and a.spec_id]
+            check_renders(session, renders, kept_in=result.observed)
         if not confirm(result.plan):
             return ApplyResult(result, None)
         from .apply import Applier

@@ -17,7 +17,7 @@ from ..settings import LOCAL_PLATFORM, Project
 from .apply import Applier, ApplyReport
 from .operations import PlanResult, _plan_in, make_policy, refuse_sudden_empty
 from .progress import RunProgress
-from .rendering import RenderOutcome, render_all
+from .rendering import RenderOutcome, check_renders, render_all
 from .replace import with_replace
 from .results import collect_results, stamp_submissions
 from .session import open_session
@@ -81,6 +81,8 @@ async def reconcile(
             if action.kind is ActionKind.BLOCKED:  # left as it is, and never silently
                 say(f"blocked  {action.spec_id or action.run_name}: {action.reason}")
         applied = None
+        # every board renders at the end: one sure to be refused stops the pass before it acts
+        check_renders(session, [b.id for b in session.desired.benchmarks])
         # leaderboards render once, at the end, after the downloads
         converge = first.plan.model_copy(
             update={"actions": tuple(a for a in first.plan.actions if a.kind is not ActionKind.RENDER)}
