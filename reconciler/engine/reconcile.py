@@ -81,13 +81,13 @@ async def reconcile(
             if action.kind is ActionKind.BLOCKED:  # left as it is, and never silently
                 say(f"blocked  {action.spec_id or action.run_name}: {action.reason}")
         applied = None
-        # every board renders at the end: one sure to be refused stops the pass before it acts
-        check_renders(session, [b.id for b in session.desired.benchmarks])
         # leaderboards render once, at the end, after the downloads
         converge = first.plan.model_copy(
             update={"actions": tuple(a for a in first.plan.actions if a.kind is not ActionKind.RENDER)}
         )
         if not render_only and converge.has_changes:
+            # every board renders at the end: one sure to be refused stops the pass before it submits
+            check_renders(session, [b.id for b in session.desired.benchmarks])
             applied = await Applier(
                 session,
                 first.observed,

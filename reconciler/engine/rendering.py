@@ -13,7 +13,7 @@ from ..core.world import Observed
 from ..errors import ReconcilerError
 from ..files import write_if_changed
 from ..render.leaderboard import order_rows, parse_rows, ranked_k, render_markdown, render_svg
-from ..render.markers import begin_marker, replace_block
+from ..render.markers import MarkerError, begin_marker, replace_block
 from ..safe_paths import UnsafePathError, is_ours, writable_path
 from ..settings import LOCAL_PLATFORM
 from ..specs.board_paths import board_path_problems
@@ -109,8 +109,9 @@ def check_renders(session: RepoSession, spec_ids: Iterable[str], *, kept_in: Obs
             continue
         try:
             check_writable(session, spec)
-        except UnsafePathError as exc:
-            raise UnsafePathError(
+        # a path refused, a marker block broken: the same error, saying where and that nothing was done
+        except (UnsafePathError, MarkerError) as exc:
+            raise type(exc)(
                 f"{exc.message} (the leaderboard of {spec_id}); nothing was applied", hint=exc.hint
             ) from None
 
