@@ -56,6 +56,8 @@ def spec_id_warning(spec_id: str) -> str | None:
     """Why `spec_id` may mislead a reviewer though it is a valid id (a word, a run of letters,
     that mixes Latin, Cyrillic and Greek letters), or None. Words are judged one by one: in
     `runs/тест` the folder is Latin and the name Cyrillic, and nothing looks like anything else."""
+    if spec_id.isascii():  # Latin letters only: most ids, and a plan loads a thousand of them
+        return None
     first: str | None = None
     for ch in spec_id:
         if not ch.isalpha():
