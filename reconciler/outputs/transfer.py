@@ -23,13 +23,13 @@ Folders: each is created once, on one folder thread, FOLDER_GROUP at a time in t
 files come (`Transfer.prepare`: the files a URL batch answered for), and checked right then to
 still resolve inside the run folder; a transfer waits for its own folder only, and looks at it
 once more (one stat: still the same folder, through whatever links) just before it opens the
-partial there. A download whose URL requests fail makes no folder; one that is stopped may
-leave empty folders for files it had not started.
-mkdir is the costliest system call of a small file, and on the folder thread it runs beside the
-event loop's HTTP work: measured with tests/perf/bench_download.py's in-process engine on a
-2-core VM (2,004 files of 100 kB on loopback, alternating 20 runs each), a median of 1.88 s
-against 1.97 s with mkdir inline (and 3% less CPU). Holding small files' bytes in memory for the fsync thread to
-write as well measured no faster.
+partial there. A download whose URL requests fail makes no folder; one that is stopped may leave
+empty folders for files it had not started. mkdir is the costliest system call of a small file,
+and on the folder thread it runs beside the event loop's HTTP work: measured with
+tests/perf/bench_download.py's in-process engine on a 2-core VM (2,004 files of 100 kB on
+loopback, alternating 20 runs each), a median of 1.88 s against 1.97 s with mkdir inline (and 3%
+less CPU). Holding small files' bytes in memory for the fsync thread to write as well measured
+no faster.
 
 Failures, per file:
 

@@ -1,13 +1,14 @@
 """Where a benchmark spec's leaderboard files may be written: the one rule.
 
-A generated file never lands on the specs, the state file, the downloaded outputs, the
-templates or reconciler's own folder, nor on a file that another benchmark spec's leaderboard
-(or this one's other file) writes. Paths are compared by `safe_paths.overlaps` (the same file,
-or one inside the other, case-blind). Nor is it written where the work tree as it is now would
-refuse it (`safe_paths.writable_path`: a folder on the way that is a symlink, a folder where
-the file goes); the caller, at the I/O edge, says why (`safe_paths.write_refusal`). `specs/loader.load_specs` reports each problem at its `[leaderboard]` key, so
-`validate` and every command that loads the specs say it first, and
-`engine/rendering.check_outputs` and the write itself ask again right before anything is written.
+A generated file never lands on the specs, the state file, the downloaded outputs, the templates
+or reconciler's own folder, nor on a file that another benchmark spec's leaderboard (or this
+one's other file) writes. Paths are compared by `safe_paths.overlaps` (the same file, or one
+inside the other, case-blind). Nor is it written where the work tree as it is now would refuse
+it (`safe_paths.writable_path`: a folder on the way that is a symlink, a folder where the file
+goes); the caller, at the I/O edge, says why (`safe_paths.write_refusal`).
+`specs/loader.load_specs` reports each problem at its `[leaderboard]` key, so `validate` and
+every command that loads the specs say it first, and `engine/rendering.check_outputs` and the
+write itself ask again right before anything is written.
 """
 
 from __future__ import annotations
