@@ -113,6 +113,7 @@ def command(
                 replace=replace,
                 platform=platform,
                 workspace=workspace,
+                check_boards=True,
             )
         )
     except ReconcilerError as exc:

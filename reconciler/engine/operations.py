@@ -68,8 +68,11 @@ async def make_plan(
     platform: str | None = None,
     workspace: str | None = None,
     unmanaged: bool = False,
+    check_boards: bool = False,
 ) -> PlanResult:
-    """The plan for `project`; `unmanaged` keeps the runs that are not ours in `observed.runs`."""
+    """The plan for `project`; `unmanaged` keeps the runs that are not ours in `observed.runs`.
+    With `check_boards`, a board the plan renders whose files apply would refuse is raised
+    (rendering.check_renders): `plan` says then what `apply` would stop on."""
     policy = make_policy(project, targets, prune, allow_protected)
     if replace:
         from .replace import with_replace
@@ -78,7 +81,13 @@ async def make_plan(
     async with open_session(
         project, platform_flag=platform, workspace_flag=workspace, early_reads=not unmanaged
     ) as session:
-        return await _plan_in(session, policy, unmanaged=unmanaged)
+        result = await _plan_in(session, policy, unmanaged=unmanaged)
+        if check_boards:
+            from .board_files import check_renders
+
+            renders = [a.spec_id for a in result.plan.actions if a.kind is ActionKind.RENDER and a.spec_id]
+            check_renders(session, renders, kept_in=result.observed, then="apply would stop here, before acting")
+        return result
 
 
 # --- saved plans --------------------------------------------------------------------------------
@@ -199,7 +208,7 @@ async def apply_plan(
             session.save_state()
             return ApplyResult(result, None)
         if renderer_factory is not None:  # a board sure to be refused stops the apply before a run is submitted
-            from .rendering import check_renders
+            from .board_files import check_renders
 
             renders = [a.spec_id for a in result.plan.actions if a.kind is ActionKind.RENDER and a.spec_id]
             check_renders(session, renders, kept_in=result.observed)

@@ -15,9 +15,10 @@ from ..core.plan import ActionKind
 from ..core.run_results import RunReport
 from ..settings import LOCAL_PLATFORM, Project
 from .apply import Applier, ApplyReport
+from .board_files import check_renders
 from .operations import PlanResult, _plan_in, make_policy, refuse_sudden_empty
 from .progress import RunProgress
-from .rendering import RenderOutcome, check_renders, render_all
+from .rendering import RenderOutcome, render_all
 from .replace import with_replace
 from .results import collect_results, stamp_submissions
 from .session import open_session
