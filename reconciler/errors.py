@@ -73,6 +73,11 @@ class StalePlanError(ReconcilerError):
     pass
 
 
+class BoardRefused(ReconcilerError):
+    """A leaderboard's files would be refused at render time (a chart over a file reconciler did
+    not write, a broken marker block): the repository's own content, found before anything acts."""
+
+
 class LockedError(ReconcilerError):
     pass
 

@@ -273,13 +273,15 @@ def _pull_request_review(project: Project, github: GitHubContext) -> Review | No
 
 
 def _publish_failure(github: GitHubContext, exc: Exception) -> None:
-    from ..errors import ReconcilerError
+    from ..errors import BoardRefused, ReconcilerError
     from ..github.comments import plan_failed_body
     from ..github.publish import publish_failure
 
     message = exc.message if isinstance(exc, ReconcilerError) else str(exc)
+    # a board the pull request itself breaks is said on it, as invalid specs are; other failures
+    # (the platform unreachable, say) only update a plan comment that is already there
     try:
-        sticky = publish_failure(github, plan_failed_body(message), create=False)
+        sticky = publish_failure(github, plan_failed_body(message), create=isinstance(exc, BoardRefused))
     except ReconcilerError as comment_error:  # the plan's own error is the one to report
         click.echo(f"warning: could not update the plan comment: {comment_error.message}", err=True)
     else:

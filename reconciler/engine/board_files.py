@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..core.world import Observed
+from ..errors import BoardRefused
 from ..render.markers import MarkerError, begin_marker, replace_block
 from ..safe_paths import UnsafePathError, is_ours, writable_path
 from ..settings import LOCAL_PLATFORM
@@ -116,9 +117,9 @@ def check_renders(
             continue
         try:
             check_writable(session, spec)
-        # a path refused, a marker block broken: the same error, saying where and that nothing was done
+        # a path refused, a marker block broken: the same words, saying where and that nothing was done
         except (UnsafePathError, MarkerError) as exc:
-            raise type(exc)(f"{exc.message} (the leaderboard of {spec_id}); {then}", hint=exc.hint) from None
+            raise BoardRefused(f"{exc.message} (the leaderboard of {spec_id}); {then}", hint=exc.hint) from None
 
 
 def fresh_local(session: RepoSession, observed: Observed) -> bool:

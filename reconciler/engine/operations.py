@@ -72,7 +72,7 @@ async def make_plan(
 ) -> PlanResult:
     """The plan for `project`; `unmanaged` keeps the runs that are not ours in `observed.runs`.
     With `check_boards`, a board the plan renders whose files apply would refuse is raised
-    (rendering.check_renders): `plan` says then what `apply` would stop on."""
+    (board_files.check_renders): `plan` says then what `apply` would stop on."""
     policy = make_policy(project, targets, prune, allow_protected)
     if replace:
         from .replace import with_replace

@@ -7,7 +7,7 @@ inside the other, case-blind). Nor is it written where the work tree as it is no
 it (`safe_paths.writable_path`: a folder on the way that is a symlink, a folder where the file
 goes); the caller, at the I/O edge, says why (`safe_paths.write_refusal`).
 `specs/loader.load_specs` reports each problem at its `[leaderboard]` key, so `validate` and
-every command that loads the specs say it first, and `engine/rendering.check_outputs` and the
+every command that loads the specs say it first, and `engine/board_files.check_outputs` and the
 write itself ask again right before anything is written.
 """
 
