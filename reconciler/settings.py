@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ConfigError
 from .safe_paths import write_refusal
-from .specs.loader import load_settings
+from .specs.loader import LoadResult, load_settings, load_specs
 from .specs.models import ProjectSettings
 
 SETTINGS_FILE = "reconciler.toml"
@@ -25,10 +27,16 @@ class Project:
     def specs_path(self) -> Path:
         return self.root / self.settings.specs_dir
 
-    def write_refusal(self, rel: str) -> str | None:
-        """Why a generated file may not be written at `rel` in the work tree now, or None
-        (safe_paths.writable_path, asked without writing)."""
-        return write_refusal(self.root, rel)
+    def load_specs(self, files: Iterable[Path]) -> LoadResult:
+        """`files` loaded with every check that needs this project: where each leaderboard would
+        be written, by the settings and by the work tree as it is (safe_paths.write_refusal)."""
+        return load_specs(
+            files,
+            self.root,
+            self.settings.specs_dir,
+            settings=self.settings,
+            refusal=functools.partial(write_refusal, self.root),
+        )
 
     def existing_specs_path(self) -> Path:
         """The specs dir, or a ConfigError that says how to get one.

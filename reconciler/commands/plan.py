@@ -212,12 +212,10 @@ def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:
     """In Actions: invalid specs become annotations (and, with a PR, the comment says so); exit 1."""
     from ..errors import SpecError
     from ..render.diagnostics import render_text
-    from ..specs.loader import discover, load_specs
+    from ..specs.loader import discover
 
     specs = discover([project.existing_specs_path()])
-    result = load_specs(
-        specs, project.root, project.settings.specs_dir, settings=project.settings, refusal=project.write_refusal
-    )
+    result = project.load_specs(specs)
     if not result.errors:
         return
     click.echo(render_text(result, github_annotations=True), nl=False)

@@ -22,14 +22,12 @@ def command(paths: tuple[Path, ...], fmt: str) -> None:
     from ..errors import CommandExit, ExitCode
     from ..render.diagnostics import render_json, render_text
     from ..settings import load_project
-    from ..specs.loader import discover, load_specs
+    from ..specs.loader import discover
 
     project = load_project()
     targets = list(paths) or [project.existing_specs_path()]
     files = discover(targets)
-    result = load_specs(
-        files, project.root, project.settings.specs_dir, settings=project.settings, refusal=project.write_refusal
-    )
+    result = project.load_specs(files)
     if fmt == "json":
         click.echo(render_json(result))
     else:

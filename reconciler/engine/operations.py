@@ -83,11 +83,16 @@ async def make_plan(
     ) as session:
         result = await _plan_in(session, policy, unmanaged=unmanaged)
         if check_boards:
-            from .board_files import check_renders
-
-            renders = [a.spec_id for a in result.plan.actions if a.kind is ActionKind.RENDER and a.spec_id]
-            check_renders(session, renders, kept_in=result.observed, then="apply would stop here, before acting")
+            _check_boards(session, result, then="apply would stop here, before acting")
         return result
+
+
+def _check_boards(session: RepoSession, result: PlanResult, *, then: str) -> None:
+    """Raise BoardRefused for the first board the plan renders whose files apply would refuse."""
+    from .board_files import check_renders
+
+    renders = [a.spec_id for a in result.plan.actions if a.kind is ActionKind.RENDER and a.spec_id]
+    check_renders(session, renders, kept_in=result.observed, then=then)
 
 
 # --- saved plans --------------------------------------------------------------------------------
@@ -208,10 +213,7 @@ async def apply_plan(
             session.save_state()
             return ApplyResult(result, None)
         if renderer_factory is not None:  # a board sure to be refused stops the apply before a run is submitted
-            from .board_files import check_renders
-
-            renders = [a.spec_id for a in result.plan.actions if a.kind is ActionKind.RENDER and a.spec_id]
-            check_renders(session, renders, kept_in=result.observed)
+            _check_boards(session, result, then="nothing was applied")
         if not confirm(result.plan):
             return ApplyResult(result, None)
         from .apply import Applier

@@ -16,7 +16,7 @@ from ..errors import ReconcilerError, SpecError
 from ..osmosis.client import OsmosisClient
 from ..safe_paths import writable_path
 from ..settings import LOCAL_PLATFORM, Project, resolve_platform
-from ..specs.loader import LoadResult, discover, load_specs
+from ..specs.loader import LoadResult, discover
 from ..values import shared_equal
 from .adoption import with_adoptions
 from .machine_cache import MachineCache
@@ -29,9 +29,7 @@ from .state import SpecRecord, State, load_state, save_state
 def load_desired(project: Project) -> tuple[Desired, LoadResult]:
     """Every spec under the specs dir; any validation error stops here with every diagnostic."""
     specs = discover([project.existing_specs_path()])
-    result = load_specs(
-        specs, project.root, project.settings.specs_dir, settings=project.settings, refusal=project.write_refusal
-    )
+    result = project.load_specs(specs)
     if result.errors:
         lines = "\n".join(d.render() for d in result.errors)
         raise SpecError(f"specs are invalid:\n{lines}", hint="fix them (see `reconciler validate`) and run again")
