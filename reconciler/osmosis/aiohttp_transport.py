@@ -18,7 +18,9 @@ One aiohttp.ClientSession per transport, created on first use inside the running
 (aiohttp binds a session to its loop). Redirects are never followed here. Proxies from the
 environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY) are honoured, as curl does; aiohttp's own
 `trust_env` is off because it would also add credentials from ~/.netrc to requests that must
-carry none (presigned GETs).
+carry none (presigned GETs). For the same reason no cookie is kept: the platform authenticates
+with the bearer token alone, and a cookie its answers (or a load balancer in front of it) set
+would otherwise ride along on a presigned GET to the same host.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class AiohttpTransport:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._limit, limit_per_host=self._limit),
                 trust_env=False,
+                cookie_jar=aiohttp.DummyCookieJar(),  # see the module docstring: no cookies kept
                 auto_decompress=True,
                 skip_auto_headers=("Accept-Encoding",),  # only what the caller sets is sent
             )

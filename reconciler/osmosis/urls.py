@@ -10,6 +10,7 @@ OSMOSIS_ALLOW_INSECURE_PLATFORM_URL=1. A URL with credentials in it is refused o
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import os
 import re
@@ -27,6 +28,7 @@ def segment(value: str) -> str:
     return quote(value, safe="")
 
 
+@functools.lru_cache(maxsize=64)  # asked for every presigned URL, of a handful of hosts
 def is_loopback(host: str) -> bool:
     host = host.strip("[]").lower()
     if host == "localhost":

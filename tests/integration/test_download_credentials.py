@@ -1,4 +1,6 @@
-"""Presigned GETs never carry credentials: a real HTTP server records every request's headers.
+"""Presigned GETs never carry credentials (token, scope, netrc, cookies).
+
+A real HTTP server records every request's headers.
 
 The server plays the platform (run, manifest, download URLs: these need the token) and the
 bucket (the files, one of them behind a redirect). The client is the real one, over aiohttp.
@@ -42,7 +44,10 @@ class Recorder:
 
     async def run(self, request: web.Request) -> web.Response:
         self._api(request)
-        return web.json_response({"benchmark_run": RUN, "agents": [], "progress": {}})
+        answer = web.json_response({"benchmark_run": RUN, "agents": [], "progress": {}})
+        # a platform (or its load balancer) may set a cookie; a presigned GET must not carry it
+        answer.set_cookie("session", "cookie-secret", path="/")
+        return answer
 
     async def manifest(self, request: web.Request) -> web.Response:
         self._api(request)
@@ -66,12 +71,12 @@ class Recorder:
         return web.Response(body=FILES[request.match_info["path"]])
 
 
-def test_presigned_gets_carry_no_authorization_and_no_scope_header(
+def test_presigned_gets_carry_no_authorization_no_scope_header_and_no_cookie(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # a ~/.netrc entry for the host must not turn into Basic credentials on a presigned GET
     netrc = tmp_path / "netrc"
-    netrc.write_text("machine 127.0.0.1 login someone password hunter2\n")
+    netrc.write_text("machine localhost login someone password hunter2\n")
     netrc.chmod(0o600)
     monkeypatch.setenv("NETRC", str(netrc))
     recorder = Recorder()
@@ -82,7 +87,8 @@ def test_presigned_gets_carry_no_authorization_and_no_scope_header(
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        recorder.base = f"http://127.0.0.1:{port}"
+        # a host name, not an address: cookie jars keep no cookie set by a bare IP address
+        recorder.base = f"http://localhost:{port}"
         try:
             async with OsmosisClient(recorder.base, token=TOKEN, workspace="team") as client:
                 report = await download_run(
@@ -98,7 +104,7 @@ def test_presigned_gets_carry_no_authorization_and_no_scope_header(
     assert len(recorder.files) == 4  # three files, one of them through a redirect
     for headers in recorder.files:
         names = {name.lower() for name in headers}
-        assert "authorization" not in names and "x-osmosis-workspace" not in names
+        assert "authorization" not in names and "x-osmosis-workspace" not in names and "cookie" not in names
         assert TOKEN not in " ".join(headers.values())
     # the same client did send its token to the API: the check above can fail
     assert recorder.api and all(h.get("Authorization") == f"Bearer {TOKEN}" for h in recorder.api)

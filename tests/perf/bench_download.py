@@ -12,7 +12,9 @@
    across a WAN); the API requests are not delayed.
 4. For each round: curl fetches the run, the manifest and the URL batches (one request each,
    as our engine does), then `curl --parallel --parallel-max JOBS` fetches every URL into a
-   fresh folder, all in one timed shell: both tools pay for the same requests;
+   fresh folder, all in one timed shell: both tools pay for the same requests; then the same
+   shell again ending with `sync` (curl does not make its files durable, our engine does: this
+   row is what curl costs with its files on disk too);
    then our engine (`reconciler download RUN --type artifacts --jobs JOBS`, as a subprocess)
    does the same, then download_run in this process. Wall time gives MB/s (decimal MB); peak
    RSS comes from wait4's rusage; our engine's own Python peak is measured in-process with
@@ -124,8 +126,11 @@ def curl_config(pairs: list[tuple[str, str]], out: Path, config: Path) -> Path:
     return config
 
 
-def curl_script(url: str, run: str, run_id: str, bodies: list[bytes], config: Path, jobs: int, work: Path) -> list[str]:
-    """One shell: the run, the manifest and every URL batch (as our engine asks), then the files."""
+def curl_script(
+    url: str, run: str, run_id: str, bodies: list[bytes], config: Path, jobs: int, work: Path, *, durable: bool = False
+) -> list[str]:
+    """One shell: the run, the manifest and every URL batch (as our engine asks), then the files;
+    `durable`: then `sync`, so curl's files are on disk when it ends, as ours are."""
     api = f"{url}/api/cli/benchmark-runs"
     auth = f"-H 'Authorization: Bearer {TOKEN}' -H 'X-Osmosis-Workspace: bench'"
     lines = [
@@ -140,6 +145,8 @@ def curl_script(url: str, run: str, run_id: str, bodies: list[bytes], config: Pa
             f" '{api}/{run_id}/outputs/download-urls'"
         )
     lines.append(f"curl --parallel --parallel-max {jobs} --create-dirs -sS --fail -K {config}")
+    if durable:
+        lines.append("sync")
     return ["sh", "-ec", "\n".join(lines)]
 
 
@@ -208,12 +215,17 @@ def measure(files: int, size: int, jobs: int, rounds: int, work: Path, latency: 
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         project = work / "project"
         project.mkdir(exist_ok=True)
-        curl_runs, ours_runs, inproc_runs = [], [], []
+        curl_runs, synced_runs, ours_runs, inproc_runs = [], [], [], []
         for n in range(rounds):
-            curl_out, ours_out, inproc_out = (work / f"{tool}-{n}" for tool in ("curl", "ours", "inproc"))
+            curl_out, synced_out, ours_out, inproc_out = (
+                work / f"{tool}-{n}" for tool in ("curl", "curl-sync", "ours", "inproc")
+            )
             config = curl_config(pairs, curl_out, work / f"curl-{n}.cfg")
             curl_runs.append(timed(curl_script(url, run, run_id, bodies, config, jobs, work)))
             check(curl_out, count, total)
+            config = curl_config(pairs, synced_out, work / f"curl-sync-{n}.cfg")
+            synced_runs.append(timed(curl_script(url, run, run_id, bodies, config, jobs, work, durable=True)))
+            check(synced_out, count, total)
             ours_cmd = [sys.executable, "-m", "reconciler.cli", "download", run, "--type", "artifacts"]
             ours_runs.append(timed([*ours_cmd, "--jobs", str(jobs), "--output", str(ours_out)], env, project))
             check(ours_out, count, total)
@@ -224,6 +236,7 @@ def measure(files: int, size: int, jobs: int, rounds: int, work: Path, latency: 
     finally:
         stop(server)
     best_curl = min(curl_runs)
+    best_synced = min(synced_runs)
     best_ours = min(ours_runs)
     mb = total / 1e6
     return {
@@ -233,6 +246,9 @@ def measure(files: int, size: int, jobs: int, rounds: int, work: Path, latency: 
         "curl_mb_s": mb / best_curl[0],
         "curl_cpu_seconds": best_curl[2],
         "curl_peak_rss_kb": max(r[1] for r in curl_runs),
+        "curl_sync_seconds": best_synced[0],
+        "curl_sync_mb_s": mb / best_synced[0],
+        "curl_sync_cpu_seconds": best_synced[2],
         "ours_seconds": best_ours[0],
         "ours_mb_s": mb / best_ours[0],
         "ours_cpu_seconds": best_ours[2],
@@ -242,6 +258,8 @@ def measure(files: int, size: int, jobs: int, rounds: int, work: Path, latency: 
         "ours_tracemalloc_peak_kb": traced_peak // 1024,
         "ratio": best_curl[0] / best_ours[0],
         "ratio_inprocess": best_curl[0] / inproc_seconds,
+        "ratio_synced": best_synced[0] / best_ours[0],
+        "ratio_synced_inprocess": best_synced[0] / inproc_seconds,
     }
 
 
@@ -275,7 +293,8 @@ def main() -> None:
         f"jobs={args.jobs}, rounds={args.rounds}, output latency {args.output_latency_ms:g} ms: best wall time of the rounds, peak RSS the max over them;"
         f" load average {os.getloadavg()[0]:.2f}"
     )
-    print("curl writes into the page cache; reconciler also fsyncs every file before its rename.")
+    print("curl writes into the page cache; reconciler also makes every file durable before its rename.")
+    print("'curl --parallel; sync' is curl followed by sync in the same timed shell: its files on disk too.")
     print("curl's time includes the run, manifest and URL-batch requests, as ours does.")
     header = f"{'shape':>16} {'tool':>24} {'seconds':>8} {'MB/s':>7} {'CPU s':>6} {'peak RSS MB':>12}"
     print(header)
@@ -290,6 +309,14 @@ def main() -> None:
                 r["curl_mb_s"],
                 f"{r['curl_cpu_seconds']:.2f}",
                 f"{int(r['curl_peak_rss_kb']) / 1024:.1f}",
+            ),
+            (
+                "",
+                "curl --parallel; sync",
+                r["curl_sync_seconds"],
+                r["curl_sync_mb_s"],
+                f"{r['curl_sync_cpu_seconds']:.2f}",
+                "",
             ),
             (
                 "",
@@ -312,6 +339,10 @@ def main() -> None:
             print(f"{a:>16} {b:>24} {secs:8.2f} {rate:7.1f} {cpu:>6} {rss:>12}")
         print(
             f"{'':>16} {'ours / curl throughput':>24} {r['ratio']:8.0%} (CLI process), {r['ratio_inprocess']:.0%} (in-process)"
+        )
+        print(
+            f"{'':>16} {'ours / (curl; sync)':>24} {r['ratio_synced']:8.0%} (CLI process),"
+            f" {r['ratio_synced_inprocess']:.0%} (in-process)"
         )
     if args.json:
         print(json.dumps(results, indent=2))
