@@ -5,8 +5,8 @@ Pure: text in, frozen values out. The per-agent figures follow the platform's de
 
 - a result counts towards pass@1 and pass@k when it was produced (passed, failed or errored;
   errored counts as a fail); cancelled rows count only in the totals;
-- cost and tokens per task = the agent's totals over its non-cancelled rows / its tasks;
-- time per task = mean `duration_seconds` over its produced results.
+- cost, tokens and time per task = the agent's totals over its non-cancelled rows / its tasks
+  (all of a task's attempts summed, as on the leaderboard).
 
 The comparison pairs two runs of the same spec agent by agent (same harness and model) and task
 by task on first attempts (`attempt` 0, the lowest attempt present), and reports the delta in
@@ -116,7 +116,6 @@ def parse_results(text: str, *, source: str = "results.csv") -> list[AgentResult
 def _agent(index: int, rows: Sequence[tuple[int, int, dict[str, str]]]) -> AgentResults:
     outcomes: dict[str, list[bool]] = {}
     cost = tokens = duration = 0.0
-    produced = 0
     for _attempt, _line, row in rows:
         outcome = row["outcome"]
         if outcome == "cancelled":
@@ -124,7 +123,6 @@ def _agent(index: int, rows: Sequence[tuple[int, int, dict[str, str]]]) -> Agent
         cost += _float(row.get("cost_usd"))
         tokens += _float(row.get("input_tokens")) + _float(row.get("output_tokens"))
         if outcome in PRODUCED:
-            produced += 1
             duration += _float(row.get("duration_seconds"))
             outcomes.setdefault(row["task_name"], []).append(outcome == "passed")
     first = rows[0][2]
@@ -135,7 +133,7 @@ def _agent(index: int, rows: Sequence[tuple[int, int, dict[str, str]]]) -> Agent
         model=first.get("model") or "?",
         outcomes={task: tuple(attempts) for task, attempts in sorted(outcomes.items())},
         cost_per_task=cost / tasks if tasks else None,
-        mean_duration_seconds=duration / produced if produced else None,
+        mean_duration_seconds=duration / tasks if tasks else None,
         tokens_per_task=tokens / tasks if tasks else None,
     )
 

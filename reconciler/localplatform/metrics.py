@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core import scoring
 from .simulator import Slot
@@ -42,18 +43,30 @@ class AgentScore:
     def n_tasks(self) -> int:
         return len(self.outcomes)
 
+    # exact: the leaderboard ranks on these, and rounding first would tie agents that differ
     @property
     def cost_per_task(self) -> float | None:
-        return round(self.cost_usd / self.n_tasks, 6) if self.n_tasks else None
+        return self.cost_usd / self.n_tasks if self.n_tasks else None
 
     @property
     def mean_duration_seconds(self) -> float | None:
         """Seconds per task, all of its attempts summed (like cost and tokens per task)."""
-        return round(self.duration_total / self.n_tasks, 3) if self.n_tasks else None
+        return self.duration_total / self.n_tasks if self.n_tasks else None
 
     @property
     def tokens_per_task(self) -> float | None:
-        return round((self.input_tokens + self.output_tokens) / self.n_tasks, 1) if self.n_tasks else None
+        return (self.input_tokens + self.output_tokens) / self.n_tasks if self.n_tasks else None
+
+
+PER_TASK_PLACES = {"cost_per_task": 6, "mean_duration_seconds": 3, "tokens_per_task": 1}
+
+
+def shown_per_task(figures: dict[str, Any]) -> dict[str, Any]:
+    """`figures` with its per-task values rounded as the API shows them (after any ranking)."""
+    return {
+        key: round(value, PER_TASK_PLACES[key]) if key in PER_TASK_PLACES and value is not None else value
+        for key, value in figures.items()
+    }
 
 
 def score_agents(

@@ -9,6 +9,7 @@ from ..core import scoring
 from ..core.world import RunStatus
 from .api import Context
 from .catalog import BY_KEY, BenchmarkSpec
+from .metrics import shown_per_task
 from .runview import RunView, iso
 from .store import LOCAL_EMAIL, LOCAL_USER, BenchmarkRow, RunRow
 
@@ -103,7 +104,7 @@ def leaderboard(runs: Sequence[RunView], spec: BenchmarkSpec, rank_by: scoring.R
                     completed_at=view.completed_at or view.iso(view.cutoff),
                 )
             )
-    return [entry.model_dump(mode="json") for entry in scoring.leaderboard(entrants, rank_by)]
+    return [shown_per_task(entry.model_dump(mode="json")) for entry in scoring.leaderboard(entrants, rank_by)]
 
 
 def run_item(view: RunView, benchmark_name: str) -> dict[str, Any]:
@@ -158,11 +159,13 @@ def run_detail(view: RunView) -> dict[str, Any]:
                 "model_ref": agent.model_ref,
                 "harness": agent.harness,
                 "status": view.agent_status(agent.index),
-                "aggregates": {
-                    "reported_cost_usd": round(score.cost_usd, 6),
-                    "mean_duration_seconds": score.mean_duration_seconds,
-                    "tokens_per_task": score.tokens_per_task,
-                },
+                "aggregates": shown_per_task(
+                    {
+                        "reported_cost_usd": round(score.cost_usd, 6),
+                        "mean_duration_seconds": score.mean_duration_seconds,
+                        "tokens_per_task": score.tokens_per_task,
+                    }
+                ),
                 "environment_variables": agent.env,
             }
         )
@@ -173,18 +176,20 @@ def run_detail(view: RunView) -> dict[str, Any]:
         totals["total_cost_usd"] += score.cost_usd
         if score.n_tasks:
             metrics.append(
-                {
-                    "benchmark_run_agent_id": agent.id,
-                    "agent_index": agent.index,
-                    "rank": score.rank,
-                    "tied": score.tied,
-                    "n_tasks": score.n_tasks,
-                    "pass_at_1": _interval(score.pass_at_1),
-                    "pass_at_k": [p.model_dump(mode="json") for p in score.pass_at_k],
-                    "cost_per_task": score.cost_per_task,
-                    "mean_duration_seconds": score.mean_duration_seconds,
-                    "tokens_per_task": score.tokens_per_task,
-                }
+                shown_per_task(
+                    {
+                        "benchmark_run_agent_id": agent.id,
+                        "agent_index": agent.index,
+                        "rank": score.rank,
+                        "tied": score.tied,
+                        "n_tasks": score.n_tasks,
+                        "pass_at_1": _interval(score.pass_at_1),
+                        "pass_at_k": [p.model_dump(mode="json") for p in score.pass_at_k],
+                        "cost_per_task": score.cost_per_task,
+                        "mean_duration_seconds": score.mean_duration_seconds,
+                        "tokens_per_task": score.tokens_per_task,
+                    }
+                )
             )
     totals["total_cost_usd"] = round(float(totals["total_cost_usd"]), 6)
     benchmark_run = run_item(view, spec.name)

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from reconciler.core.run_results import parse_results
 from reconciler.localplatform import create_app
 from reconciler.localplatform.inprocess import InProcessTransport
 from reconciler.render.leaderboard import order_rows, parse_rows, render_markdown
@@ -47,8 +48,10 @@ class Clock:
 
 
 class Example:
-    def __init__(self, client: httpx.Client, entrants: list[OracleEntrant], summaries: list[bytes]) -> None:
-        self.client, self.entrants, self.summaries = client, entrants, summaries
+    def __init__(
+        self, client: httpx.Client, entrants: list[OracleEntrant], summaries: list[bytes], results: list[bytes]
+    ) -> None:
+        self.client, self.entrants, self.summaries, self.results = client, entrants, summaries, results
 
     def api(self, rank_by: str) -> list[dict[str, Any]]:
         response = self.client.get(f"{API}/benchmarks/hle", params={"rank_by": rank_by})
@@ -90,11 +93,13 @@ def example(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Example]:
     clock.now += 100_000  # far beyond these runs at the default speed
     entrants: list[OracleEntrant] = []
     summaries: list[bytes] = []
+    results: list[bytes] = []
     for run_id, task_set in submitted:
         assert client.get(f"{API}/benchmark-runs/{run_id}").json()["benchmark_run"]["status"] == "finished"
-        entrants += entrants_from_results(_download(client, run_id, "results.csv"), run_id=run_id, task_set=task_set)
+        results.append(_download(client, run_id, "results.csv"))
+        entrants += entrants_from_results(results[-1], run_id=run_id, task_set=task_set)
         summaries.append(_download(client, run_id, "summary.csv"))
-    yield Example(client, entrants, summaries)
+    yield Example(client, entrants, summaries, results)
     client.close()
     transport.close()
 
@@ -144,6 +149,18 @@ def test_per_task_figures_all_sum_every_attempt_of_a_task(example: Example) -> N
         assert _close(entry["cost_per_task"], expected["cost_per_task"], 6)
         assert _close(entry["mean_duration_seconds"], expected["mean_duration_seconds"], 3)
         assert _close(entry["tokens_per_task"], expected["tokens_per_task"], 1)
+
+
+def test_the_results_comment_reads_the_same_per_task_figures_as_the_leaderboard(example: Example) -> None:
+    # the pull-request results comment parses results.csv itself (reconciler.core.run_results)
+    board = {(e["harness"] or "", e["model"]): e for e in example.api("pass_at_1")}
+    agents = [agent for text in example.results for agent in parse_results(text.decode())]
+    assert len(agents) == len(board)
+    for agent in agents:
+        entry = board[(agent.harness or "", agent.model)]
+        assert _close(agent.cost_per_task, entry["cost_per_task"], 6)
+        assert _close(agent.mean_duration_seconds, entry["mean_duration_seconds"], 3)
+        assert _close(agent.tokens_per_task, entry["tokens_per_task"], 1)
 
 
 def test_summary_csv_carries_the_pass_at_k_interval_the_api_reports(example: Example) -> None:

@@ -29,10 +29,11 @@ def test_errored_counts_as_a_fail_and_cancelled_is_left_out_of_pass_at_1() -> No
     assert agent.pass_at_1.value == pytest.approx((0.5 + 0.0) / 2)
 
 
-def test_per_task_figures_divide_totals_by_tasks_and_time_by_produced_results() -> None:
+def test_cost_tokens_and_time_per_task_sum_a_tasks_attempts() -> None:
+    # README: "Cost, time and tokens are per task, all of a task's attempts summed."
     [agent] = parse_results(csv_of({"a": ["passed", "failed"], "b": ["passed", "cancelled"]}))
-    # three non-cancelled rows of $0.5 and 150 tokens over two tasks; three produced results of 10 s
-    assert (agent.cost_per_task, agent.tokens_per_task, agent.mean_duration_seconds) == (0.75, 225.0, 10.0)
+    # three non-cancelled rows of $0.5, 150 tokens and 10 s, over two tasks
+    assert (agent.cost_per_task, agent.tokens_per_task, agent.mean_duration_seconds) == (0.75, 225.0, 15.0)
 
 
 def test_rows_are_read_in_attempt_order_whatever_the_file_order() -> None:
