@@ -9,6 +9,7 @@ and a missing or null list/bool takes its documented default.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Set
 from typing import Annotated, Any, Generic, Literal, TypeVar
@@ -91,11 +92,18 @@ class Task(WireModel):
     difficulty: Annotated[Difficulty | None, BeforeValidator(_difficulty)] = None
 
 
+def _text(value: object) -> str | None:
+    """A free-form field shown to people: a string as it is, any other value as compact JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
 class UnavailableTasks(WireModel):
     """Any object; we keep every key, and normalise its `tasks` like the benchmark's."""
 
     model_config = ConfigDict(extra="allow")
-    reason: str | None = None
+    reason: Annotated[str | None, BeforeValidator(_text)] = None
     tasks: EmptyIfNone[Task] = ()
 
 

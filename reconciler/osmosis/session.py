@@ -80,7 +80,7 @@ class PlatformSession:
         self._timeout = timeout
         self._retry = retry
         self._on_warning = on_warning
-        self._version_warned = False
+        self._version_warned: set[str] = set()  # each status once: a deprecation after a notice still shows
 
     def __repr__(self) -> str:
         return f"PlatformSession(base_url={self.base_url!r})"
@@ -189,9 +189,9 @@ class PlatformSession:
 
     def _note_version(self, response: Response) -> None:
         status = (response.headers.get("X-Osmosis-Version-Status") or "").strip().lower()
-        if status not in _VERSION_WARNINGS or self._version_warned:
+        if status not in _VERSION_WARNINGS or status in self._version_warned:
             return
-        self._version_warned = True
+        self._version_warned.add(status)
         message = (response.headers.get("X-Osmosis-Version-Message") or "").strip()
         self._on_warning(message or _VERSION_WARNINGS[status])
 

@@ -261,6 +261,21 @@ def test_a_deprecation_is_reported_once_per_client() -> None:
     assert warnings == ["Upgrade soon."]
 
 
+def test_a_deprecation_is_reported_even_after_an_upgrade_notice() -> None:
+    warnings: list[str] = []
+    statuses = iter(["upgrade_available", "deprecated", "deprecated"])
+
+    def handler(request: Sent) -> Response:
+        return reply(200, json={"benchmarks": []}, headers={"X-Osmosis-Version-Status": next(statuses)})
+
+    async def thrice(client: OsmosisClient) -> None:
+        for _ in range(3):
+            await client.list_benchmarks()
+
+    run(handler, thrice, on_warning=warnings.append)
+    assert len(warnings) == 2 and "deprecated" in warnings[1]
+
+
 def test_a_current_version_reports_nothing() -> None:
     warnings: list[str] = []
 

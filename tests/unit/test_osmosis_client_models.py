@@ -88,6 +88,13 @@ def test_benchmark_detail_reads_sync_state_and_unavailable_tasks() -> None:
     assert detail.unavailable_tasks.model_extra == {"n": 1}
 
 
+def test_an_unavailable_reason_that_is_not_text_is_kept_as_json() -> None:
+    # the wire reference: `unavailable_tasks` is "any object"; one odd key must not lose the benchmark
+    detail = BenchmarkDetail.model_validate({**DETAIL, "unavailable_tasks": {"reason": {"code": "X"}, "tasks": []}})
+    assert detail.unavailable_tasks is not None
+    assert detail.unavailable_tasks.reason == '{"code":"X"}'
+
+
 def test_the_typed_leaderboard_view_tolerates_odd_values() -> None:
     entry = {
         "rank": "first",
