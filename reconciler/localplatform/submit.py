@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from ..specs import rules
 from ..specs.diagnostics import Severity, dotted
 from ..specs.errors_text import describe_error
-from ..specs.run_config import DEFAULT_MAX_CONCURRENT_ATTEMPTS, RunConfig, payload_to_document
+from ..specs.run_config import DEFAULT_MAX_CONCURRENT_ATTEMPTS, PAYLOAD_KEYS, RunConfig, payload_to_document
 from .api import ApiError, Context
 from .catalog import BILLING_REQUIRED, BY_KEY, NO_BILLING_WORKSPACE, BenchmarkSpec, TaskSpec
 from .metrics import best_pass_at_1, score_agents
@@ -60,7 +60,11 @@ def _invalid(issues: list[dict[str, Any]]) -> ApiError:
 
 def parse(body: dict[str, Any]) -> tuple[RunConfig, dict[str, str]]:
     """The config and the `secrets.provided` values, or 400 with every structural issue."""
-    issues: list[dict[str, Any]] = []
+    issues: list[dict[str, Any]] = [
+        {"key": key, "message": f"unknown key; allowed here: {', '.join(PAYLOAD_KEYS)}", "code": "UNKNOWN_KEY"}
+        for key in body
+        if key not in PAYLOAD_KEYS
+    ]
     provided: dict[str, str] = {}
     secrets = body.get("secrets")
     if isinstance(secrets, dict):
@@ -74,12 +78,18 @@ def parse(body: dict[str, Any]) -> tuple[RunConfig, dict[str, str]]:
                 {"key": "secrets.provided", "message": "must be an object of name -> string value", "code": "BAD_TYPE"}
             )
     try:
-        config = RunConfig.model_validate(payload_to_document(body))
+        config = RunConfig.model_validate(payload_to_document({k: v for k, v in body.items() if k in PAYLOAD_KEYS}))
     except ValidationError as exc:
         raise _invalid(_issues(exc) + issues) from None
     if issues:
         raise _invalid(issues)
     return config, provided
+
+
+def _issue(finding: rules.Finding) -> dict[str, Any]:
+    """A rule's finding as an answer's issue; its hint (`osmosis secret set NAME`) ends the message."""
+    message = f"{finding.message}; {finding.hint}" if finding.hint else finding.message
+    return {"key": dotted(finding.path), "message": message, "code": finding.code}
 
 
 def select_tasks(spec: BenchmarkSpec, config: RunConfig) -> tuple[list[TaskSpec], str]:
@@ -155,8 +165,8 @@ def submit(ctx: Context, body: dict[str, Any]) -> dict[str, Any]:
     findings = rules.check(config, spec.facts())
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
-        raise _invalid([{"key": dotted(f.path), "message": f.message, "code": f.code} for f in errors])
-    warnings = [{"key": dotted(f.path), "message": f.message, "code": f.code} for f in findings if f not in errors]
+        raise _invalid([_issue(f) for f in errors])
+    warnings = [_issue(f) for f in findings if f not in errors]
     scopes = secret_scopes(ctx, config, spec, provided)
     tasks, selection = select_tasks(spec, config)
     expected = len(tasks) * len(config.agents) * config.attempts_per_task

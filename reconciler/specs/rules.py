@@ -65,14 +65,15 @@ CREDENTIAL_PREFIXES = (
     "github_pat_",
     "xox",
     "hf_",
-    "AKIA",
-    "ASIA",
     "AIza",
     "eyJ",
     "glpat-",
     "pk_",
     "rk_",
 )
+
+# AWS access key ids: spelled like a record name, so matched by their whole shape, not a prefix
+_AWS_KEY_ID = re.compile(r"(?:AKIA|ASIA)[A-Z0-9]{16}")
 
 SECRET_HINT = "store the value with `osmosis secret set NAME` and put only NAME here"
 
@@ -126,10 +127,16 @@ class Rule:
 
 
 def looks_like_credential(value: str) -> bool:
-    """True for values that are almost surely a pasted key rather than a record name."""
-    if value.startswith(CREDENTIAL_PREFIXES):
+    """True for values that are almost surely a pasted key rather than a record name.
+
+    A value spelled like a record name (`ANTHROPIC_API_KEY_TEAM_2`) is judged word by word: only
+    a long random-looking word in it, or the exact shape of an AWS key id, marks it as a key; a
+    long name made of short words is a name, however varied its letters.
+    """
+    if value.startswith(CREDENTIAL_PREFIXES) or _AWS_KEY_ID.fullmatch(value):
         return True
-    return bool(len(value) >= 24 and _entropy(value) >= 3.5 and any(c.isdigit() for c in value))
+    words = value.split("_") if SECRET_NAME.match(value) else [value]
+    return any(len(word) >= 24 and _entropy(word) >= 3.5 and any(c.isdigit() for c in word) for word in words)
 
 
 def redact(value: str) -> str:
@@ -353,7 +360,7 @@ def _endpoint_headers(config: RunConfig, _: BenchmarkFacts | None) -> Iterator[F
     for i, agent in enumerate(config.agents):
         if isinstance(agent.model, EndpointModel) and agent.model.extra_headers:
             for header in agent.model.extra_headers:
-                if header.lower() == "authorization":
+                if header.strip().lower() == "authorization":  # " Authorization" is still one
                     yield Finding(
                         ("agents", i, "model", "extra_headers", header),
                         "ENDPOINT_AUTH_HEADER",

@@ -169,18 +169,24 @@ def _agent_payload(agent: Agent) -> dict[str, Any]:
     return out
 
 
+# the top-level keys of a submit body (`to_payload`); a body with any other is refused
+PAYLOAD_KEYS = ("experiment_config", "agents", "tasks_config", "execution_config", "env_config", "secrets")
+
+
 def payload_to_document(payload: Any) -> dict[str, Any]:
     """The inverse of `to_payload`: a submit body back in TOML-document shape.
 
     The local platform validates submits with the same models and rules as `validate`;
     this maps the wire names back to table names so its error keys read like the TOML.
+    Keys outside PAYLOAD_KEYS are kept as they are, to surface as unknown keys; a submit
+    refuses them by their wire name first (`localplatform.submit.parse`), since a table name
+    (`env`, `tasks`) sent in place of its wire key would otherwise be taken for it.
     """
     if not isinstance(payload, dict):
         return {"experiment": None}
     doc: dict[str, Any] = {}
-    known = {"experiment_config", "agents", "tasks_config", "execution_config", "env_config", "secrets"}
     for key in payload:
-        if key not in known:
+        if key not in PAYLOAD_KEYS:
             doc[key] = payload[key]  # surfaces as an unknown key
     if "experiment_config" in payload:
         doc["experiment"] = payload["experiment_config"]

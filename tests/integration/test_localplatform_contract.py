@@ -361,6 +361,25 @@ def test_submit_with_unknown_key_is_400_with_dotted_issue(api: httpx.Client) -> 
     assert {"key": "agents[0].modle", "code": "UNKNOWN_KEY"}.items() <= error["issues"][0].items()
 
 
+@pytest.mark.parametrize("table", ["experiment", "tasks", "env"])
+def test_submit_refuses_a_toml_table_name_in_place_of_its_wire_key(api: httpx.Client, table: str) -> None:
+    # contract 4: the body's keys are experiment_config, agents, tasks_config, execution_config,
+    # env_config and secrets; a client that sent `env` would lose its env on the real platform
+    body = small()
+    body[table] = body.pop(f"{table}_config", None) or {"A": "b"}
+    response = api.post(f"{API}/benchmark-runs", json=body)
+    assert response.status_code == 400, response.text
+    refused = [i for i in response.json()["issues"] if i["key"] == table and i["code"] == "UNKNOWN_KEY"]
+    assert len(refused) == 1 and "env_config" in refused[0]["message"]
+
+
+def test_a_refused_credential_value_carries_the_secret_set_hint(api: httpx.Client) -> None:
+    body = payload(agents=[agent(key="sk-proj-abcdef0123456789abcdef")])
+    [issue] = api.post(f"{API}/benchmark-runs", json=body).json()["issues"]
+    assert issue["code"] == "CREDENTIAL_VALUE" and "osmosis secret set" in issue["message"]
+    assert "abcdef0123" not in issue["message"]
+
+
 def test_submit_body_that_is_not_an_object_is_400(api: httpx.Client) -> None:
     assert api.post(f"{API}/benchmark-runs", json=["not", "an", "object"]).status_code == 400
 

@@ -208,9 +208,32 @@ def test_a_record_name_is_accepted(value: str) -> None:
     assert findings(config(agent("codex", provider(value)))) == []
 
 
-@pytest.mark.parametrize("value", ["OPENAI_API_KEY", "HLE_JUDGE_API_KEY", "ANTHROPIC_API_KEY_2"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "OPENAI_API_KEY",
+        "HLE_JUDGE_API_KEY",
+        "ANTHROPIC_API_KEY_2",
+        "ANTHROPIC_API_KEY_TEAM_2",
+        "OPENAI_API_KEY_PRODUCTION_2024",
+        "MY_ENDPOINT_KEY_20250101",
+        "AZURE_OPENAI_KEY_EASTUS2_PROD",
+        "ASIA_PACIFIC_KEY",
+        "AKIA_KEY",
+    ],
+)
 def test_record_names_do_not_look_like_credentials(value: str) -> None:
+    # contract 4: names match ^[A-Z][A-Z0-9_]*$; a long name of short words is still a name
     assert not looks_like_credential(value)
+    assert findings(config(agent("codex", provider(value)))) == []
+
+
+@pytest.mark.parametrize(
+    "value", ["AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"]
+)
+def test_key_shaped_upper_case_values_still_look_like_credentials(value: str) -> None:
+    # an AWS key id, and one long random word, are spelled like record names but are keys
+    assert findings(config(agent("codex", provider(value)))) == [("agents[0].model.api_key_secret", "CREDENTIAL_VALUE")]
 
 
 @pytest.mark.parametrize(
@@ -404,7 +427,9 @@ def test_an_agent_env_overrides_the_shared_env_so_only_the_agent_entry_is_report
 # --- endpoint headers ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("header", ["Authorization", "authorization", "AUTHORIZATION", "AuThOrIzAtIoN"])
+@pytest.mark.parametrize(
+    "header", ["Authorization", "authorization", "AUTHORIZATION", "AuThOrIzAtIoN", " Authorization", "authorization\t"]
+)
 def test_an_endpoint_may_not_send_an_authorization_header(header: str) -> None:
     doc = config(agent("codex", endpoint(headers={"X-Org": "evals", header: "Bearer x"})))
     assert findings(doc) == [(f"agents[0].model.extra_headers.{header}", "ENDPOINT_AUTH_HEADER")]
