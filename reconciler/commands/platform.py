@@ -53,6 +53,13 @@ def command() -> None:
 @click.option(
     "--truncate-rate", default=0.0, type=click.FloatRange(0, 1), help="Fault: fraction of downloads cut short."
 )
+@click.option(
+    "--stop-cleanup",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Simulated seconds a stopped run keeps its status before it shows stopped (sandbox cleanup).",
+)
 @click.option("--test-hooks", is_flag=True, help="Enable /_test routes (e.g. serve a hostile manifest for a run).")
 @click.option(
     "--bench-artifacts",
@@ -72,6 +79,7 @@ def serve(
     error_rate: float,
     rate_limit: float | None,
     truncate_rate: float,
+    stop_cleanup: float,
     test_hooks: bool,
     bench_artifacts: str | None,
 ) -> None:
@@ -112,4 +120,5 @@ def serve(
         seed=seed,
         speed=speed,
         faults=faults,
+        stop_cleanup=stop_cleanup,
     )

@@ -416,6 +416,9 @@ class _Planner:
 
     def _after_terminal(self, spec: RunSpec, run: ObservedRun) -> Action:
         base = {"spec_id": spec.id, "benchmark": spec.config.experiment.benchmark, "run_id": run.id}
+        if run.stopping:
+            reason = f"stopping: asked to stop, {run.status} until the platform has cleaned up"
+            return Action(kind=ActionKind.NOOP, reason=reason, run_name=run.name, **base)
         wanted = spec.reconcile.download_types()
         have = self.observed.downloaded.get(run.id, frozenset())
         missing = tuple(t for t in wanted if t not in have)

@@ -88,6 +88,9 @@ class Applier:
         for action in plan.actions:
             if action.kind is ActionKind.MOVED and action.spec_id is not None:
                 self.aliases.update(dict.fromkeys(action.moved_runs, action.spec_id))
+        # a run seen ended is no longer ending
+        ended = {r.id for r in self.observed.runs if r.terminal}
+        self.state.stopping = {r: s for r, s in self.state.stopping.items() if r not in ended}
         todo = [a for a in plan.actions if a.changes]
         results = await asyncio.gather(*(self._guarded(a) for a in todo))
         self.session.save_state()
@@ -162,6 +165,7 @@ class Applier:
             return ActionResult(
                 action=action, ok=True, message=f"{action.run_name} had already ended", run_id=action.run_id
             )
+        self.state.stopping[action.run_id] = action.spec_id or (marker.spec_id if marker else "")
         return ActionResult(
             action=action, ok=True, message=f"stopped {action.run_name}", run_id=action.run_id, run_name=action.run_name
         )
@@ -278,7 +282,12 @@ class Applier:
         idempotency key on the platform, another machine may have submitted it concurrently."""
         assert submitted.run_id is not None
         mine = submitted.run_id
-        live = {i.id: i for i in await self.session.ownership.marked_runs(benchmark_id, marker) if i.is_active}
+        # a run asked to stop (a `--replace` of this same config) still shows active while it ends
+        live = {
+            i.id: i
+            for i in await self.session.ownership.marked_runs(benchmark_id, marker)
+            if i.is_active and i.id not in self.state.stopping
+        }
 
         def order(run_id: str) -> tuple[str, str]:
             item = live.get(run_id)
@@ -314,6 +323,7 @@ class Applier:
             await self.client.stop_run(run_id)
         except Conflict:
             return None
+        self.state.stopping[run_id] = marker.spec_id
         return run_id
 
     def _moved(self, action: Action) -> ActionResult:

@@ -97,7 +97,9 @@ def marker_of(detail: RunDetail) -> Marker | None:
     return marker
 
 
-def observed_run(item: RunItem, marker: Marker | None, ran: RunAgents | None = None) -> ObservedRun:
+def observed_run(
+    item: RunItem, marker: Marker | None, ran: RunAgents | None = None, *, stopping: bool = False
+) -> ObservedRun:
     return ObservedRun(
         id=item.id,
         name=item.name or item.id,
@@ -111,6 +113,7 @@ def observed_run(item: RunItem, marker: Marker | None, ran: RunAgents | None = N
         best_pass_at_1=item.best_pass_at_1,
         platform_url=item.platform_url,
         ran=ran,
+        stopping=stopping,
     )
 
 
@@ -426,7 +429,9 @@ async def observe(
     await ownership.read([*unknown, *agents_missing])
     ownership.remember()
     runs = tuple(
-        observed_run(item, state.markers.get(item.id), state.run_agents.get(item.id))
+        observed_run(
+            item, state.markers.get(item.id), state.run_agents.get(item.id), stopping=item.id in state.stopping
+        )
         for item in items.values()
         if unmanaged or runs_filter.relevant(item.id, item.name)
     )

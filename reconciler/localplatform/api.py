@@ -73,6 +73,8 @@ class Platform:
     speed: float
     clock: Callable[[], float]
     public_url: str | None = None  # where people open the pages; None: the address the request came to
+    # simulated seconds a stopped run stays in its status before it shows `stopped` (sandbox cleanup)
+    stop_cleanup: float = 0.0
 
 
 @dataclass

@@ -8,6 +8,10 @@
 - `speed`: simulated seconds per clock second, fixed per run at submit.
 - `clock`: epoch seconds (default `time.time`); inject one to drive time in tests.
 - `faults`: latency, 5xx, 429 and truncated downloads (`faults.py`).
+- `stop_cleanup`: simulated seconds between a stop request and the run showing `stopped`; the
+  platform's docs: "The run moves to `stopped` once the platform finishes cleaning up its
+  sandboxes." Until then it keeps its status (and may still finish); a second stop is accepted.
+  0 (the default) stops at once.
 - `public_url`: the base of every `platform_url` the API answers with, so a link committed in
   a leaderboard opens in a browser. It defaults to `DEFAULT_PUBLIC_URL`, the address
   `reconciler platform serve` listens on by default (serve passes its real address); None
@@ -121,6 +125,7 @@ def create_app(
     test_hooks: bool = False,
     bench_artifacts: tuple[int, int] | None = None,
     public_url: str | None = DEFAULT_PUBLIC_URL,
+    stop_cleanup: float = 0.0,
 ) -> Starlette:
     if speed <= 0:
         raise ValueError(f"speed must be positive, got {speed}")
@@ -141,7 +146,8 @@ def create_app(
         exception_handlers={ApiError: _api_error, HTTPException: _http_error},
         lifespan=lifespan,
     )
-    app.state.platform = Platform(store, token, seed, speed, clock, public_url.rstrip("/") if public_url else None)
+    platform = Platform(store, token, seed, speed, clock, public_url.rstrip("/") if public_url else None, stop_cleanup)
+    app.state.platform = platform
     app.state.outputs = OutputCache(extra=testhooks.bulk_artifacts(*bench_artifacts) if bench_artifacts else None)
     app.state.test_hooks = testhooks.TestHooks(enabled=test_hooks)
     return app

@@ -168,10 +168,16 @@ async def stop(request: Request) -> Response:
     with scoped(request) as ctx:
         await json_object(request)  # `{}`; anything else that is an object is ignored
         view = find_run(ctx, request.path_params["ref"])
-        if not view.active or not ctx.db.stop_run(view.row.id, view.now):
+        if not view.active:
             raise ApiError(
                 409,
                 f"Benchmark run {view.row.name} is {view.status}; only pending, queued or running runs can be stopped",
                 "RUN_NOT_ACTIVE",
             )
-        return ok({"id": view.row.id, "name": view.row.name, "status": RunStatus.STOPPED})
+        # with a cleanup time the run shows `stopped` only later (or when it would have ended, if
+        # sooner); a stop asked again meanwhile is accepted and changes nothing
+        at = min(view.now + ctx.platform.stop_cleanup, view.row.end_at) if ctx.platform.stop_cleanup else view.now
+        if not ctx.db.stop_run(view.row.id, at) and not ctx.platform.stop_cleanup:
+            raise ApiError(409, f"Benchmark run {view.row.name} is already stopped", "RUN_NOT_ACTIVE")
+        status = RunStatus.STOPPED if at <= view.now else view.status
+        return ok({"id": view.row.id, "name": view.row.name, "status": status})

@@ -109,6 +109,7 @@ def serve(
     out: TextIO | None = None,
     test_hooks: bool = False,
     bench_artifacts: tuple[int, int] | None = None,
+    stop_cleanup: float = 0.0,
 ) -> None:
     sock = bind(host, port)  # first: a busy port or a bad host leaves no database file behind
     try:
@@ -120,6 +121,7 @@ def serve(
             faults=faults,
             test_hooks=test_hooks,
             bench_artifacts=bench_artifacts,
+            stop_cleanup=stop_cleanup,
             public_url=url_of(sock),  # links name the address actually served, even with --port 0
         )
     except BaseException:

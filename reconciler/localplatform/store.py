@@ -416,7 +416,7 @@ class StoreSession:
     def benchmark_stats(self, ws: Workspace, clock_now: float) -> dict[str, tuple[int, int, RunRow]]:
         """benchmark id -> (runs, active runs, newest run) at the clock reading `clock_now`."""
         rows = self.conn.execute(
-            "SELECT benchmark_id, COUNT(*), SUM(stopped_at IS NULL AND (? - submitted_at) * speed < end_at), MAX(seq)"
+            "SELECT benchmark_id, COUNT(*), SUM((? - submitted_at) * speed < COALESCE(stopped_at, end_at)), MAX(seq)"
             " FROM runs WHERE workspace_id = ? GROUP BY benchmark_id",
             (clock_now, ws.id),
         ).fetchall()

@@ -67,3 +67,28 @@ def test_a_plan_saved_with_replace_applies_as_that_replace_and_only_once(repo: W
     again = repo.cli("apply", "--auto-approve", str(saved))
     assert again.returncode == 1 and "stale" in again.stderr
     assert len(smoke_runs(repo)) == 2
+
+
+@pytest.fixture(scope="module")
+def slow_stops(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedPlatform]:
+    # the platform's docs: "The run moves to `stopped` once the platform finishes cleaning up its
+    # sandboxes." Here cleanup outlasts the test, so a stopped run still shows its status throughout
+    with serve_platform(tmp_path_factory.mktemp("slow-stops"), extra=("--stop-cleanup", "3600")) as served:
+        yield served
+
+
+def test_replace_while_the_old_run_cleans_up_keeps_the_new_run(tmp_path: Path, slow_stops: ServedPlatform) -> None:
+    repo = WorkspaceRepo(tmp_path / "repo", slow_stops)
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    (first,) = smoke_runs(repo)
+    done = repo.cli("apply", "--auto-approve", "--target", "tb-smoke", "--replace", "tb-smoke", check=True)
+    assert f"stopped {first['name']}; submitted" in done.stdout and "then stopped it" not in done.stdout
+    runs = {str(r["id"]): str(r["status"]) for r in smoke_runs(repo)}
+    (second,) = set(runs) - {str(first["id"])}
+    assert runs[str(first["id"])] in ("pending", "queued", "running")  # asked to stop, still cleaning up
+    assert runs[second] in ("pending", "queued", "running")
+    # the next plan and apply know the old run is ending: the new one is waited for, never stopped
+    actions = repo.json("plan", "--target", "tb-smoke")["actions"]
+    assert [(a["kind"], a["run_id"]) for a in actions if a["kind"] != "noop"] == [("wait", second)]
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    assert {str(r["id"]): str(r["status"]) for r in smoke_runs(repo)}[second] in ("pending", "queued", "running")

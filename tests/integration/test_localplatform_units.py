@@ -41,9 +41,18 @@ class Clock:
 class Local:
     """One in-process platform with a manual clock."""
 
-    def __init__(self, db: Path, *, seed: int = 3, token: str | None = None, faults: Faults | None = None) -> None:
+    def __init__(
+        self,
+        db: Path,
+        *,
+        seed: int = 3,
+        token: str | None = None,
+        faults: Faults | None = None,
+        stop_cleanup: float = 0.0,
+    ) -> None:
         self.clock = Clock()
-        self.transport = InProcessTransport(create_app(db, token=token, seed=seed, clock=self.clock, faults=faults))
+        app = create_app(db, token=token, seed=seed, clock=self.clock, faults=faults, stop_cleanup=stop_cleanup)
+        self.transport = InProcessTransport(app)
         self.client = httpx.Client(
             base_url="http://testserver", transport=self.transport, headers={"X-Osmosis-Workspace": "units"}
         )
@@ -437,3 +446,32 @@ def test_a_listed_run_always_reads_as_its_own_detail_at_the_same_clock(
                     assert listed == [local.detail(item["id"])["benchmark_run"] for item in listed]
         finally:
             local.close()
+
+
+def test_a_stopped_run_shows_stopped_only_once_its_sandboxes_are_cleaned_up(tmp_path: Path) -> None:
+    # platform docs: "The run moves to `stopped` once the platform finishes cleaning up its sandboxes."
+    local = Local(tmp_path / "db.sqlite3", stop_cleanup=600.0)  # 600 simulated seconds, one clock second
+    try:
+        run_id = local.submit({"experiment_config": {"benchmark": "terminal-bench-2-1"}, "agents": [_agent()]})
+
+        def status() -> str:
+            found: str = local.client.get(f"{API}/benchmark-runs/{run_id}").json()["benchmark_run"]["status"]
+            return found
+
+        def stop() -> int:
+            return local.client.post(f"{API}/benchmark-runs/{run_id}/stop", json={}).status_code
+
+        local.clock.now += 0.5
+        before = status()
+        assert before in ("pending", "queued", "running")
+        assert (stop(), status()) == (200, before)  # asked, still cleaning up
+        assert stop() == 200  # asked again meanwhile: accepted, nothing changes
+        local.clock.now += 1.0
+        assert status() == "stopped"
+        assert stop() == 409
+    finally:
+        local.close()
+
+
+def _agent() -> dict[str, Any]:
+    return {"model": {"type": "provider", "model": "openai/gpt-5.2", "api_key_secret": "OPENAI_API_KEY"}, "env": {}}

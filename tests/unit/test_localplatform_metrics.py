@@ -32,7 +32,7 @@ def test_agents_apart_by_less_than_the_shown_precision_are_not_tied() -> None:
     # 5 tokens and 0.05 s over 120 tasks: 1000.04 against 1000.0 tokens, 60.0004 against 60.0 s
     lean, heavy = score(0, 120_000, 7200.0), score(1, 120_005, 7200.05)
     for rank_by in ("tokens_per_task", "time_per_task"):
-        board = leaderboard([entrant("heavy", heavy), entrant("lean", lean)], rank_by)  # type: ignore[arg-type]
+        board = leaderboard([entrant("heavy", heavy), entrant("lean", lean)], rank_by)
         assert [(row.model, row.rank, row.tied) for row in board] == [("lean", 1, False), ("heavy", 2, False)]
 
 

@@ -51,6 +51,22 @@ def test_a_finished_run_of_the_same_config_is_not_a_duplicate() -> None:
     assert kinds(plan(Desired(runs=(d,)), observed(*runs))) == ["wait"]
 
 
+def test_a_run_asked_to_stop_is_ending_not_the_copy_to_keep() -> None:
+    # a `--replace` of the same config: the old run still shows running while the platform cleans
+    # up ("moves to `stopped` once the platform finishes cleaning up its sandboxes")
+    d = spec(SMOKE)
+    old = run("runs/a", d.fingerprint, "running", "r1", created=at(1)).model_copy(update={"stopping": True})
+    new = run("runs/a", d.fingerprint, "pending", "r2", created=at(2))
+    assert [(a.kind.value, a.run_id) for a in plan(Desired(runs=(d,)), observed(old, new)).actions] == [("wait", "r2")]
+
+
+def test_a_spec_whose_only_run_is_ending_submits_nothing_and_says_so() -> None:
+    d = spec(SMOKE)
+    ending = run("runs/a", d.fingerprint, "running", "r1").model_copy(update={"stopping": True})
+    (noop,) = plan(Desired(runs=(d,)), observed(ending)).actions
+    assert noop.kind is ActionKind.NOOP and noop.reason.startswith("stopping")
+
+
 # --- renamed spec files ---------------------------------------------------------------------------
 
 
