@@ -103,9 +103,13 @@ async def resolve_targets(session: RepoSession, args: Sequence[str], types: tupl
         if desired is None:
             targets.append(Target(label=label, run=label, types=types or DEFAULT_TYPES))
             continue
-        wanted = types or desired.spec.reconcile.download_types() or DEFAULT_TYPES
+        wanted = types or desired.spec.reconcile.download_types()
         run = current[label]
         explicit = bool(args)
+        if not wanted:  # `download = []`: this spec's outputs stay on the platform unless --type asks
+            note = "its [reconcile] download list is empty; pass --type to fetch outputs anyway"
+            targets.append(Target(label=label, run=None, types=(), spec_id=label, note=note))
+            continue
         why = None if run is None else claim_problem(confirmed.get(run.id), run.marker, session.owner)
         if run is not None and why is not None:
             note = f"{run.name} {why}; not downloaded. Run `reconciler plan` again"

@@ -52,6 +52,7 @@ URL_BATCH = 500
 DEFAULT_TYPES: tuple[str, ...] = ("summary", "results")
 NOT_YET = "Outputs are not yet available for pending or queued benchmark runs."
 NOTHING = "No downloadable files matched the requested selection."
+NO_USABLE = "The download manifest contained no usable run-scoped paths."
 OMITTED = "Download URL response omitted this file."
 ROUTE_MISSING = (
     "Benchmark run output route was not found. The run may have been deleted or the platform may not"
@@ -89,7 +90,9 @@ class TypeTotals(BaseModel):
 
 
 class DownloadReport(BaseModel):
-    """The official client's download result (`benchmark.download`), for one run."""
+    """One run's download: the official client's result (`benchmark.download`), with its counts
+    and lists under the same names, except that the run is `run` and its status `run_status`:
+    `status` here is the download's own, success or partial."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -168,6 +171,10 @@ async def download_run(
     if not manifest.files:
         raise DownloadError(NOTHING)
     accepted, refused = screen(((f.path, f.size, f.token) for f in manifest.files), wanted, run_dir)
+    if not accepted:  # as the official client: an error, not a partial download of nothing
+        shown_refusals = "; ".join(f"{r.path}: {r.reason}" for r in refused[:3])
+        more = f" (and {len(refused) - 3} more)" if len(refused) > 3 else ""
+        raise DownloadError(f"{NO_USABLE} Refused: {shown_refusals}{more}")
     failures = [FileFailure(path=r.path, error=r.reason) for r in refused]
     pending: list[Accepted] = []
     skipped = 0

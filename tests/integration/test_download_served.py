@@ -114,7 +114,8 @@ def test_a_killed_download_resumes_to_byte_identical_files(tmp_path: Path) -> No
     assert not list(run_dir.rglob("*.partial"))
 
 
-def test_without_arguments_each_specs_current_run_is_downloaded_with_its_types(tmp_path: Path) -> None:
+def _spec_project(tmp_path: Path, download: str) -> None:
+    """A project with one run spec, `specs/runs/smoke.toml`, whose `[reconcile] download` is `download`."""
     (tmp_path / "specs" / "runs").mkdir(parents=True)
     (tmp_path / "reconciler.toml").write_text('specs_dir = "specs"\nworkspace = "w"\n')
     spec = "\n".join(
@@ -129,35 +130,53 @@ def test_without_arguments_each_specs_current_run_is_downloaded_with_its_types(t
             'model = "openai/gpt-5-mini"',
             'api_key_secret = "OPENAI_API_KEY"',
             "[reconcile]",
-            'download = ["summary", "logs"]',
+            f"download = {download}",
         ]
     )
     (tmp_path / "specs" / "runs" / "smoke.toml").write_text(spec + "\n")
+
+
+def _reconciler(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_without_arguments_each_specs_current_run_is_downloaded_with_its_types(tmp_path: Path) -> None:
+    _spec_project(tmp_path, '["summary", "logs"]')
     with served_platform(tmp_path / "p.sqlite3", "--speed", SPEED) as (url, token):
         env = cli_env(url, token)
-        applied = subprocess.run(
-            [sys.executable, "-m", "reconciler.cli", "apply", "--auto-approve"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        applied = _reconciler(tmp_path, env, "apply", "--auto-approve")
         assert applied.returncode == 0, applied.stdout + applied.stderr
         time.sleep(0.2)
-        done = subprocess.run(
-            [sys.executable, "-m", "reconciler.cli", "download", "--format", "json"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        done = _reconciler(tmp_path, env, "download", "--format", "json")
     assert done.returncode == 0, done.stdout + done.stderr
     (report,) = json.loads(done.stdout)["runs"]
     assert report["selected_types"] == ["summary", "logs"] and report["files_downloaded"] == 2
     run_dir = Path(report["output_path"])
     assert sorted(on_disk(run_dir)) == ["logs.txt", "summary.csv"]
+
+
+def test_a_spec_that_downloads_nothing_is_skipped_unless_a_type_is_asked_for(tmp_path: Path) -> None:
+    _spec_project(tmp_path, "[]")
+    with served_platform(tmp_path / "p.sqlite3", "--speed", SPEED) as (url, token):
+        env = cli_env(url, token)
+        assert _reconciler(tmp_path, env, "apply", "--auto-approve").returncode == 0
+        time.sleep(0.2)
+        for spec in ((), ("runs/smoke",)):
+            done = _reconciler(tmp_path, env, "download", *spec)
+            assert done.returncode == 0 and "download list is empty; pass --type" in done.stdout, done.stdout
+        outputs = tmp_path / ".osmosis" / "benchmarks"
+        assert not any(p.is_file() for p in outputs.rglob("*"))
+        asked = _reconciler(tmp_path, env, "download", "runs/smoke", "--type", "summary", "--format", "json")
+    assert asked.returncode == 0, asked.stderr
+    (report,) = json.loads(asked.stdout)["runs"]
+    assert sorted(on_disk(Path(report["output_path"]))) == ["summary.csv"]
 
 
 def test_a_strangers_run_the_state_file_names_as_a_specs_is_not_downloaded(tmp_path: Path) -> None:

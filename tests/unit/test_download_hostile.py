@@ -6,7 +6,9 @@ import asyncio
 import os
 from pathlib import Path
 
-from reconciler.engine.downloads import DownloadReport, download_run
+import pytest
+
+from reconciler.engine.downloads import DownloadError, DownloadReport, download_run
 from reconciler.osmosis.transport import Response
 from reconciler.outputs.bookkeeping import ledger_path
 from reconciler.outputs.layout import run_dir_name
@@ -109,10 +111,13 @@ def test_nothing_is_written_outside_the_run_folder_but_its_ledger(tmp_path: Path
     assert [p for p, _ in fake.file_requests] == ["results.csv"]
 
 
-def test_a_manifest_with_only_refused_paths_asks_for_no_urls(tmp_path: Path) -> None:
+def test_a_manifest_with_only_refused_paths_is_an_error_and_asks_for_no_urls(tmp_path: Path) -> None:
+    # the official client: "If nothing is usable, the CLI fails with 'The download manifest
+    # contained no usable run-scoped paths.' when some paths were rejected"
     fake = FakePlatform({}, manifest=[{"path": "../etc/passwd", "size": 4}, {"path": "/abs", "size": 1}])
-    report = download(fake, tmp_path)
-    assert report.status == "partial" and len(report.files_failed) == 2
+    with pytest.raises(DownloadError, match=r"^The download manifest contained no usable run-scoped paths\. ") as err:
+        download(fake, tmp_path)
+    assert "../etc/passwd: Manifest path is outside the fixed run layout" in str(err.value)
     assert fake.url_batches == [] and list(tmp_path.iterdir()) == []
 
 
