@@ -51,7 +51,7 @@ def _agent_row(a: AgentScore) -> tuple[str, ...]:
     k = f"@{a.deepest_k} {percent(a.pass_at_k.value)}" if a.deepest_k and a.pass_at_k else "-"
     return (
         str(a.rank) if a.rank is not None else "-",
-        str(a.index) if a.index is not None else "-",
+        str(a.index + 1) if a.index is not None else "-",  # "Agent 1" is index 0, as in the run's logs
         a.harness or "-",
         a.model or "-",
         _with_interval(a.pass_at_1),

@@ -38,6 +38,9 @@ def test_benchmarks_lists_sync_state_task_count_requirements_and_parity_set(repo
     assert found["harbor/aider-polyglot@2"]["sync_error"]
     text = repo.cli("benchmarks", check=True).stdout
     assert "syncing 96/240" in text and "unavailable" in text and "sync failed" in text
+    # platform-benchmarks.md, Tasks: "Empty while the task list syncs, `unavailable` if the sync failed."
+    (syncing,) = [line for line in text.splitlines() if line.startswith("harbor/terminal-bench-pro@1.0")]
+    assert syncing.count("240") == 1  # only in "96/240": no task count while it syncs
 
 
 def test_benchmarks_key_shows_categories_tasks_with_difficulty_and_judge_default(repo: WorkspaceRepo) -> None:
@@ -87,6 +90,10 @@ def test_runs_of_a_spec_or_a_run_scores_every_agent(repo: WorkspaceRepo) -> None
     assert [a["model"] for a in report["agent_scores"]] == ["gpt-5.2", "claude-sonnet-4"]
     for agent in report["agent_scores"]:
         assert set(agent) >= {"rank", "pass_at_1", "deepest_k", "pass_at_k", "cost_per_task_usd", "tokens_per_task"}
+    # agents are numbered from 1 on screen, as the run's logs name them ("Agent 1")
+    text = repo.cli("runs", "tb-compare", check=True).stdout
+    numbers = {line.split()[3]: line.split()[1] for line in text.splitlines() if "gpt-5.2" in line or "sonnet" in line}
+    assert numbers == {"gpt-5.2": "1", "claude-sonnet-4": "2"}, text
     stranger = repo.submit_directly()
     (other,) = repo.json("runs", stranger["name"])["runs"]
     assert other["owner"] == "unmanaged" and other["id"] == stranger["id"]
