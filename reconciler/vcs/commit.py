@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,13 +66,16 @@ def changed_paths(root: Path, paths: Sequence[str]) -> list[str]:
     repo = _repo(root)
     if not paths:
         return []
-    out = repo.git.status("--porcelain", "--untracked-files=all", "--", *paths)
+    # -z: paths verbatim, NUL-separated; without it git quotes a non-ASCII name ("r\303\251sultats.md")
+    out = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *paths)
+    entries = iter(out.split("\0"))
     changed = []
-    for line in out.splitlines():
-        entry = line[3:]
-        if " -> " in entry:
-            entry = entry.split(" -> ", 1)[1]
-        changed.append(entry.strip('"'))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        changed.append(entry[3:])
+        if entry[0] in "RC":  # a rename or copy: its source follows as an entry of its own
+            next(entries, None)
     return sorted(set(changed))
 
 
@@ -102,15 +106,19 @@ def commit_paths(
 
 
 def ignored_paths(root: Path, paths: Sequence[str]) -> list[str]:
-    import git
-
     if not paths:
         return []
-    try:
-        out = _repo(root).git.check_ignore("--", *paths)
-    except git.GitCommandError:  # exit 1: none of them is ignored
-        return []
-    return sorted(set(out.splitlines()))
+    # --stdin -z: names in and out verbatim (git quotes a non-ASCII name in its plain output)
+    done = subprocess.run(
+        ["git", "check-ignore", "--stdin", "-z"],
+        cwd=_repo(root).working_tree_dir,
+        input="\0".join(paths).encode(),
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode not in (0, 1):  # 1: none of them is ignored
+        raise GitError(f"git check-ignore failed: {done.stderr.decode(errors='replace').strip()}")
+    return sorted({name for name in done.stdout.decode().split("\0") if name})
 
 
 def push_with_retry(

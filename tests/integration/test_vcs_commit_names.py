@@ -1,0 +1,42 @@
+"""Committing generated files whose names git would quote: non-ASCII letters, spaces, quotes."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reconciler.vcs.commit import changed_paths, commit_paths, ignored_paths
+
+NAMES = ["leaderboards/résultats.md", "leaderboards/two words.md", 'leaderboards/"quoted".md', "leaderboards/表.svg"]
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "README.md").write_text("x\n")
+    git(tmp_path, "add", "README.md")
+    git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+    (tmp_path / "leaderboards").mkdir()
+    return tmp_path
+
+
+def test_names_git_would_quote_are_found_and_committed(repo: Path) -> None:
+    for name in NAMES:
+        (repo / name).write_text("board\n")
+    assert changed_paths(repo, NAMES) == sorted(NAMES)
+    done = commit_paths(repo, NAMES, "m", author_name="r", author_email="r@x")
+    assert done.sha is not None and sorted(done.paths) == sorted(NAMES)
+    committed = [n for n in git(repo, "ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0") if n]
+    assert sorted(committed) == sorted(["README.md", *NAMES])
+
+
+def test_an_ignored_name_git_would_quote_is_reported_as_ignored(repo: Path) -> None:
+    (repo / ".gitignore").write_text("leaderboards/résultats.md\n")
+    (repo / "leaderboards" / "résultats.md").write_text("board\n")
+    assert ignored_paths(repo, ["leaderboards/résultats.md"]) == ["leaderboards/résultats.md"]
