@@ -147,10 +147,10 @@ def command(
             if push and sha:
 
                 def rerender() -> object:
+                    # render only: the commits the rebase brought in are applied by their own job
+                    # (with their own commit for the results comment), never silently by this retry
                     again = run_async(
-                        reconcile(
-                            project, targets=targets, platform=platform, workspace=workspace, render_only=render_only
-                        )
+                        reconcile(project, targets=targets, platform=platform, workspace=workspace, render_only=True)
                     )
                     result.rendered, result.generated = again.rendered, again.generated
                     return commit()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import json
 import re
 import shutil
 import subprocess
@@ -161,6 +162,23 @@ def test_a_rejected_push_is_retried_after_rebasing(tmp_path: Path) -> None:
     assert "pushed (attempt 2)" in done.stdout
     log = git(remote, "log", "--format=%s", "main").splitlines()
     assert log[0].startswith("reconciler: update leaderboards") and "unrelated" in log
+
+
+def test_the_retry_after_a_rejected_push_renders_but_never_applies_what_the_rebase_brought(tmp_path: Path) -> None:
+    # their push merged a new spec: its own job applies it (and credits its commit); ours only re-renders
+    seed = make_repo(tmp_path / "seed")
+    extra = (seed / "specs/runs/tb-smoke.toml").read_text().replace('id = "tb-smoke"', 'id = "tb-extra"')
+    extra = extra.replace("openai/gpt-5.2", "openai/gpt-5-mini")
+    _, ours = clone_behind_origin(
+        seed, tmp_path, their_subject="add tb-extra", their_files={"specs/runs/tb-extra.toml": extra}
+    )
+    done = cli(ours, "reconcile", "--commit", "--push")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "pushed (attempt 2)" in done.stdout
+    runs = json.loads(cli(ours, "runs", "--format", "json").stdout)["runs"]
+    assert runs and not [r for r in runs if "tb-extra" in str(r.get("owner"))]
+    plan = json.loads(cli(ours, "plan", "--format", "json").stdout)
+    assert [a["spec_id"] for a in plan["actions"] if a["kind"] == "submit"] == ["tb-extra"]
 
 
 def _merge_in_progress(root: Path) -> None:
