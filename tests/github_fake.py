@@ -42,6 +42,9 @@ class FakeGitHub:
     pulls_by_commit: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     statuses_by_commit: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     url: str = ""
+    # the login a person's token writes as; None: an installation token (GITHUB_TOKEN), which
+    # writes as github-actions[bot] and is refused /user, as GitHub does
+    login: str | None = None
     _next_id: int = 1000
 
     # --- state ---------------------------------------------------------------------------
@@ -93,8 +96,21 @@ class FakeGitHub:
                 Route("/repos/{owner}/{repo}/commits/{sha}/pulls", self._commit_pulls, methods=["GET"]),
                 Route("/repos/{owner}/{repo}/commits/{sha}/statuses", self._commit_statuses, methods=["GET"]),
                 Route("/repos/{owner}/{repo}/statuses/{sha}", self._set_status, methods=["POST"]),
+                Route("/user", self._user, methods=["GET"]),
             ]
         )
+
+    def author(self) -> dict[str, str]:
+        """Who the comments this token posts are written by."""
+        return {"login": self.login, "type": "User"} if self.login else dict(BOT)
+
+    async def _user(self, request: Request) -> JSONResponse:
+        self.requests.append((request.method, request.url.path))
+        if not self._authorized(request):
+            return JSONResponse({"message": "Bad credentials"}, status_code=401)
+        if self.login is None:
+            return JSONResponse({"message": "Resource not accessible by integration"}, status_code=403)
+        return JSONResponse({"login": self.login, "type": "User"})
 
     def _authorized(self, request: Request) -> bool:
         return request.headers.get("authorization") == f"Bearer {self.token}"
@@ -109,7 +125,7 @@ class FakeGitHub:
             body = (await request.json())["body"]
             if len(body) > 65536:
                 return JSONResponse({"message": "Validation Failed", "errors": [{"message": "body is too long"}]}, 422)
-            return JSONResponse(self._public(self.add_comment(repo, number, body, BOT)), status_code=201)
+            return JSONResponse(self._public(self.add_comment(repo, number, body, self.author())), status_code=201)
         per_page = min(100, int(request.query_params.get("per_page", 30)))
         page = int(request.query_params.get("page", 1))
         items = self.comments(repo, number)

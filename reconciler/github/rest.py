@@ -278,6 +278,21 @@ class GitHubClient:
 
     # --- issue comments (pull requests are issues here) -----------------------------------
 
+    def token_login(self) -> str | None:
+        """The login this token writes comments as, when it is a person's token; None for an
+        installation token (GITHUB_TOKEN, a GitHub App), which writes as a bot and may not read
+        /user. Asked once per client."""
+        if not hasattr(self, "_login"):
+            try:
+                found = _body(self.request("GET", "user"))
+            except GitHubAuthError:  # 403 "Resource not accessible by integration"
+                found = None
+            except GitHubNotFound:
+                found = None
+            login = found.get("login") if isinstance(found, dict) else None
+            self._login: str | None = login if isinstance(login, str) else None
+        return self._login
+
     def list_issue_comments(self, repo: str, number: int) -> Iterator[Comment]:
         for item in self.paginate(f"repos/{repo}/issues/{number}/comments"):
             yield Comment.from_api(item)

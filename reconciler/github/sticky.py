@@ -2,8 +2,10 @@
 
 The comment's body starts with a marker such as `<!-- reconciler:plan -->` (an HTML comment,
 invisible when rendered). Every run pages through all of the pull request's comments, oldest
-first, and takes the first whose body starts with the marker; a comment that merely quotes it
-does not count. Then:
+first, and takes the first of OURS whose body starts with the marker; a comment that merely
+quotes it does not count. Anyone can type the marker, so whose a comment is decides (`is_ours`):
+written by the token's own login, or, for an installation token such as GITHUB_TOKEN (which
+writes as a bot and has no /user), by a bot account. Then:
 
     no marked comment, something to say       create it
     no marked comment, nothing to say         stay silent (no comment on a no-change PR)
@@ -23,6 +25,8 @@ from .rest import Comment
 
 class CommentsPort(Protocol):
     """What the sticky comment needs from GitHub (`rest.GitHubClient` has it; tests may fake it)."""
+
+    def token_login(self) -> str | None: ...
 
     def list_issue_comments(self, repo: str, number: int) -> Iterator[Comment]: ...
 
@@ -50,10 +54,18 @@ def is_sticky(comment: Comment, marker: str = PLAN_MARKER) -> bool:
     return comment.body.lstrip().startswith(marker)
 
 
+def is_ours(comment: Comment, login: str | None) -> bool:
+    """Written by the token's login; with an installation token (`login` None), by a bot account."""
+    if login is not None:
+        return comment.user_login == login
+    return comment.user_type == "Bot"
+
+
 def find_sticky(gh: CommentsPort, repo: str, number: int, marker: str = PLAN_MARKER) -> Comment | None:
-    """The oldest comment whose body starts with `marker`, looking through every page."""
+    """Our oldest comment whose body starts with `marker`, looking through every page."""
+    login = gh.token_login()
     for comment in gh.list_issue_comments(repo, number):
-        if is_sticky(comment, marker):
+        if is_sticky(comment, marker) and is_ours(comment, login):
             return comment
     return None
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.github.comments import PLAN_MARKER
-from tests.github_fake import FakeGitHub
+from tests.github_fake import BOT, FakeGitHub
 
 pytestmark = pytest.mark.slow
 RECONCILER = str(Path(sys.executable).with_name("reconciler"))
@@ -90,7 +90,7 @@ def test_invalid_specs_make_the_comment_say_validation_failed(
 
 
 def test_invalid_specs_update_an_earlier_plan_comment(project: Path, tmp_path: Path, github: FakeGitHub) -> None:
-    earlier = github.add_comment(REPO, PR, f"{PLAN_MARKER}\n### reconciler plan\n\nold plan\n")
+    earlier = github.add_comment(REPO, PR, f"{PLAN_MARKER}\n### reconciler plan\n\nold plan\n", BOT)
     plan(project, actions_env(tmp_path, github))
     assert [c["id"] for c in github.comments(REPO, PR)] == [earlier["id"]]
     assert "validation failed" in str(earlier["body"])

@@ -81,7 +81,31 @@ def test_the_comment_is_found_behind_120_other_comments_across_pages(github: Fak
     assert again.action == "updated"
     assert len(marked(github)) == 1
     assert len(github.calls("POST")) == 1
-    assert len(github.calls("GET")) == 4  # 121 comments on 2 pages of 100, twice
+    # 121 comments on 2 pages of 100, twice; and once who the token writes as
+    assert github.calls("GET").count("/user") == 1 and len(github.calls("GET")) == 5
+
+
+def test_a_marked_comment_someone_else_wrote_is_never_taken_for_ours(github: FakeGitHub) -> None:
+    # anyone can type the marker: a pull request author's comment starting with it is left alone
+    planted = github.add_comment(REPO, PR, with_marker("### reconciler plan\n\nnothing to see\n"))
+    ours = github.add_comment(REPO, PR, with_marker("### plan v1\n"), BOT)
+    with client(github) as gh:
+        again = upsert_sticky(gh, REPO, PR, with_marker("### plan v2\n"))
+    assert again.comment is not None and again.comment.id == ours["id"]
+    assert "nothing to see" in str(planted["body"]) and github.calls("PATCH") == [
+        f"/repos/{REPO}/issues/comments/{ours['id']}"
+    ]
+
+
+def test_with_a_persons_token_the_sticky_comment_is_the_one_that_login_wrote(github: FakeGitHub) -> None:
+    github.login = "release-bot-user"  # a personal token: its comments are written by a user account
+    github.add_comment(REPO, PR, with_marker("### plan from another bot\n"), BOT)
+    with client(github) as gh:
+        first = upsert_sticky(gh, REPO, PR, with_marker("### plan v1\n"))
+        second = upsert_sticky(gh, REPO, PR, with_marker("### plan v2\n"))
+    assert (first.action, second.action) == ("created", "updated")
+    assert first.comment is not None and second.comment is not None and first.comment.id == second.comment.id
+    assert len(marked(github)) == 2  # the other bot's comment untouched, ours updated in place
 
 
 def test_an_unchanged_plan_is_not_edited_again(github: FakeGitHub) -> None:
