@@ -4,8 +4,10 @@ Per run spec, with `current` = an owned run of exactly the spec's fingerprint:
 
     state = "stopped"                     stop every active owned run of the spec
     current is active                     wait (and stop older active runs of the spec; of several
-                                          live runs of the same config, keep the oldest and stop
-                                          the others: duplicates submitted concurrently)
+                                          live runs of the same config, keep the newest and stop
+                                          the others: copies submitted concurrently, or a run a
+                                          `--replace` stopped that the platform still shows
+                                          running while it cleans up)
     current is terminal                   download what the spec asks for, once; else noop
     an older config is active
         on_change = "replace"             replace (stop old, submit new); blocked when protected
@@ -168,10 +170,15 @@ def _newest_first(runs: Iterable[ObservedRun]) -> list[ObservedRun]:
     return sorted(runs, key=lambda r: (r.created_at or "", r.id), reverse=True)
 
 
-def oldest(runs: Iterable[ObservedRun]) -> ObservedRun:
-    """The run every machine keeps when a config was submitted more than once: the same total
-    order (creation time, then id) everywhere, so concurrent appliers agree without talking."""
-    return min(runs, key=lambda r: (r.created_at or "", r.id))
+def keeper(runs: Iterable[ObservedRun]) -> ObservedRun:
+    """The run every machine keeps of several live runs of one config: the newest, by the same
+    total order (creation time, then id) everywhere, so appliers agree without talking.
+
+    The newest, because every stop reconciler itself makes of such a run is of an older one
+    (`--replace` stops the old run, then submits), and the platform shows a stopped run as
+    running until it has cleaned up its sandboxes: keeping the oldest would keep the run being
+    stopped and stop the new one, on any machine that did not make the stop itself."""
+    return max(runs, key=lambda r: (r.created_at or "", r.id))
 
 
 class _Move(BaseModel):
@@ -320,14 +327,14 @@ class _Planner:
 
         if current:
             live = [r for r in current if r.active]
-            latest = oldest(live) if live else current[0]
+            latest = keeper(live) if live else current[0]
             # no idempotency key on the platform: machines applying at once can each submit the
             # same config. Stopping the copies loses nothing (the kept run is the same config),
             # so protect does not hold them.
             out = [
                 Action(
                     kind=ActionKind.STOP,
-                    reason=f"duplicate of {latest.name}, submitted concurrently",
+                    reason=f"duplicate of {latest.name}, the newest live run of this config",
                     run_id=r.id,
                     run_name=r.name,
                     **base,
@@ -416,9 +423,6 @@ class _Planner:
 
     def _after_terminal(self, spec: RunSpec, run: ObservedRun) -> Action:
         base = {"spec_id": spec.id, "benchmark": spec.config.experiment.benchmark, "run_id": run.id}
-        if run.stopping:
-            reason = f"stopping: asked to stop, {run.status} until the platform has cleaned up"
-            return Action(kind=ActionKind.NOOP, reason=reason, run_name=run.name, **base)
         wanted = spec.reconcile.download_types()
         have = self.observed.downloaded.get(run.id, frozenset())
         missing = tuple(t for t in wanted if t not in have)

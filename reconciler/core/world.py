@@ -55,12 +55,10 @@ class ObservedRun(_Value):
     best_pass_at_1: float | None = None
     platform_url: str | None = None
     ran: RunAgents | None = None  # known for our finished runs
-    stopping: bool = False  # asked to stop by this repository; the platform still shows it active
 
     @property
     def active(self) -> bool:
-        """Live: pending, queued or running, and not already asked to stop."""
-        return self.status in ACTIVE and not self.stopping
+        return self.status in ACTIVE
 
     @property
     def terminal(self) -> bool:

@@ -5,8 +5,9 @@ The one promise that matters most lives here: a spec's config is never submitted
   known as ours is asked of the platform) and any run that already carries this spec's
   marker is adopted instead.
 - Right after a submit, the live runs carrying the same marker are looked up: another
-  machine may have submitted the same config at the same moment. The oldest is kept and
-  the others are stopped at once, so concurrent applies end with one live run.
+  machine may have submitted the same config at the same moment. The newest is kept (the
+  rule every plan follows: core.plan.keeper) and the others are stopped at once, so
+  concurrent applies end with one live run.
 - The intent is written to the state file before the submit, and the run after it; if the
   process dies in between, the next plan finds the run by its marker and adopts it.
 - A submit whose outcome is unknown (timeout, dropped connection, 5xx) is never retried
@@ -83,14 +84,13 @@ class Applier:
         self.downloader = downloader
         self.renderer = renderer
         self._adopted = observed.adopted_markers()
+        # runs this apply asked to stop: the platform shows them running until they are cleaned up
+        self._asked_to_stop: set[str] = set()
 
     async def run(self, plan: Plan) -> ApplyReport:
         for action in plan.actions:
             if action.kind is ActionKind.MOVED and action.spec_id is not None:
                 self.aliases.update(dict.fromkeys(action.moved_runs, action.spec_id))
-        # a run seen ended is no longer ending
-        ended = {r.id for r in self.observed.runs if r.terminal}
-        self.state.stopping = {r: s for r, s in self.state.stopping.items() if r not in ended}
         todo = [a for a in plan.actions if a.changes]
         results = await asyncio.gather(*(self._guarded(a) for a in todo))
         self.session.save_state()
@@ -165,7 +165,7 @@ class Applier:
             return ActionResult(
                 action=action, ok=True, message=f"{action.run_name} had already ended", run_id=action.run_id
             )
-        self.state.stopping[action.run_id] = action.spec_id or (marker.spec_id if marker else "")
+        self._asked_to_stop.add(action.run_id)
         return ActionResult(
             action=action, ok=True, message=f"stopped {action.run_name}", run_id=action.run_id, run_name=action.run_name
         )
@@ -278,15 +278,16 @@ class Applier:
     async def _settle_duplicates(
         self, submitted: ActionResult, marker: Marker, benchmark_id: str | None
     ) -> ActionResult:
-        """Keep the oldest live run of this exact config and stop the others at once: with no
-        idempotency key on the platform, another machine may have submitted it concurrently."""
+        """Keep the newest live run of this exact config (`core.plan.keeper`'s rule) and stop the
+        others at once: with no idempotency key on the platform, another machine may have
+        submitted it concurrently."""
         assert submitted.run_id is not None
         mine = submitted.run_id
-        # a run asked to stop (a `--replace` of this same config) still shows active while it ends
+        # a run this apply stopped (a `--replace` of this same config) still shows active while it ends
         live = {
             i.id: i
             for i in await self.session.ownership.marked_runs(benchmark_id, marker)
-            if i.is_active and i.id not in self.state.stopping
+            if i.is_active and i.id not in self._asked_to_stop
         }
 
         def order(run_id: str) -> tuple[str, str]:
@@ -294,7 +295,7 @@ class Applier:
             # a run the listing does not show yet is the newest there is
             return ((item.created_at or "") if item else "\uffff", run_id)
 
-        keep = min({*live, mine}, key=order)
+        keep = max({*live, mine}, key=order)
         copies = sorted(r for r in {*live, mine} if r != keep)
         if not copies:
             return submitted
@@ -323,7 +324,7 @@ class Applier:
             await self.client.stop_run(run_id)
         except Conflict:
             return None
-        self.state.stopping[run_id] = marker.spec_id
+        self._asked_to_stop.add(run_id)
         return run_id
 
     def _moved(self, action: Action) -> ActionResult:

@@ -97,9 +97,7 @@ def marker_of(detail: RunDetail) -> Marker | None:
     return marker
 
 
-def observed_run(
-    item: RunItem, marker: Marker | None, ran: RunAgents | None = None, *, stopping: bool = False
-) -> ObservedRun:
+def observed_run(item: RunItem, marker: Marker | None, ran: RunAgents | None = None) -> ObservedRun:
     return ObservedRun(
         id=item.id,
         name=item.name or item.id,
@@ -113,7 +111,6 @@ def observed_run(
         best_pass_at_1=item.best_pass_at_1,
         platform_url=item.platform_url,
         ran=ran,
-        stopping=stopping,
     )
 
 
@@ -429,9 +426,7 @@ async def observe(
     await ownership.read([*unknown, *agents_missing])
     ownership.remember()
     runs = tuple(
-        observed_run(
-            item, state.markers.get(item.id), state.run_agents.get(item.id), stopping=item.id in state.stopping
-        )
+        observed_run(item, state.markers.get(item.id), state.run_agents.get(item.id))
         for item in items.values()
         if unmanaged or runs_filter.relevant(item.id, item.name)
     )

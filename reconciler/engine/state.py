@@ -58,7 +58,6 @@ _ENTRIES: dict[str, TypeAdapter[Any]] = {
     "markers": TypeAdapter(Marker),
     "run_agents": TypeAdapter(RunAgents),
     "moved": TypeAdapter(str),
-    "stopping": TypeAdapter(str),
 }
 
 
@@ -82,12 +81,8 @@ class State(BaseModel):
     # run id -> the spec whose `[reconcile] adopt` took it over; git's `adopt` is the truth, this only
     # remembers that the plan already showed the import
     adopted: dict[str, str] = Field(default_factory=dict)
-    # run id -> the spec whose apply asked the platform to stop it. A stopped run keeps its status
-    # until the platform has cleaned up its sandboxes, so until it shows an end it is ending, not
-    # live: never the run a spec keeps among copies of one config (core.plan), nor stopped again
-    stopping: dict[str, str] = Field(default_factory=dict)
 
-    @field_validator("markers", "run_agents", "moved", "stopping", mode="before")
+    @field_validator("markers", "run_agents", "moved", mode="before")
     @classmethod
     def _drop_unreadable_entries(cls, value: Any, info: ValidationInfo) -> Any:
         """A null or garbled cache entry is unknown (asked again), never a fact and never fatal."""

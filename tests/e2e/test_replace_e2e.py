@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -87,8 +88,14 @@ def test_replace_while_the_old_run_cleans_up_keeps_the_new_run(tmp_path: Path, s
     (second,) = set(runs) - {str(first["id"])}
     assert runs[str(first["id"])] in ("pending", "queued", "running")  # asked to stop, still cleaning up
     assert runs[second] in ("pending", "queued", "running")
-    # the next plan and apply know the old run is ending: the new one is waited for, never stopped
-    actions = repo.json("plan", "--target", "tb-smoke")["actions"]
-    assert [(a["kind"], a["run_id"]) for a in actions if a["kind"] != "noop"] == [("wait", second)]
-    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
-    assert {str(r["id"]): str(r["status"]) for r in smoke_runs(repo)}[second] in ("pending", "queued", "running")
+    # the next plan and apply, from this clone and from another machine's (no state file, a cache
+    # of its own): the new run is the one kept and waited for
+    other = WorkspaceRepo(tmp_path / "other", slow_stops)
+    (other.root / "reconciler.toml").write_text((repo.root / "reconciler.toml").read_text())
+    machines = [(repo, {}), (other, {"RECONCILER_CACHE_DIR": str(tmp_path / "other-cache")})]
+    for where, env in machines:
+        actions = json.loads(where.cli("plan", "--target", "tb-smoke", "--format", "json", env=env).stdout)["actions"]
+        assert ("wait", second) in [(a["kind"], a["run_id"]) for a in actions]
+        assert not [a for a in actions if a["kind"] == "stop" and a["run_id"] == second]
+        where.cli("apply", "--auto-approve", "--target", "tb-smoke", env=env, check=True)
+        assert {str(r["id"]): str(r["status"]) for r in smoke_runs(repo)}[second] in ("pending", "queued", "running")

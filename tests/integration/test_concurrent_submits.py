@@ -1,5 +1,5 @@
 """Machines that submit the same config at the same instant: the platform has no idempotency
-key, so every submit is followed by a look-up that keeps the oldest live copy and stops the rest."""
+key, so every submit is followed by a look-up that keeps the newest live copy and stops the rest."""
 
 from __future__ import annotations
 
@@ -63,7 +63,7 @@ def client_for(transport: Transport) -> OsmosisClient:
     )
 
 
-def test_machines_submitting_one_config_at_the_same_instant_end_with_the_oldest_run_live(tmp_path: Path) -> None:
+def test_machines_submitting_one_config_at_the_same_instant_end_with_one_run_live(tmp_path: Path) -> None:
     shutil.copytree(REPO / "specs", tmp_path / "specs")
     (tmp_path / "reconciler.toml").write_text('workspace = "race"\n')
     app = create_app(tmp_path / "platform.sqlite3", speed=1.0)

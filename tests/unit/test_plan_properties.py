@@ -180,7 +180,7 @@ def test_planning_again_after_carrying_out_the_plan_finds_nothing_to_change(
 
 @settings(max_examples=150, deadline=None)
 @given(worlds())
-def test_of_live_runs_of_one_config_exactly_the_oldest_is_kept(world: tuple[Desired, Observed, Policy]) -> None:
+def test_of_live_runs_of_one_config_exactly_the_newest_is_kept(world: tuple[Desired, Observed, Policy]) -> None:
     desired, observed, policy = world
     p = plan(desired, observed, policy)
     runs = {r.id: r for r in observed.runs}
@@ -195,6 +195,7 @@ def test_of_live_runs_of_one_config_exactly_the_oldest_is_kept(world: tuple[Desi
                 if r.marker == Marker(owner=OWNER, spec_id=d.spec.id, fingerprint=d.fingerprint) and r.active
             ),
             key=lambda r: (r.created_at or "", r.id),
+            reverse=True,
         )
         assert {r.id for r in live[1:]} <= stopped
         assert not live or live[0].id not in stopped

@@ -22,24 +22,24 @@ def at(second: int) -> str:
 # --- duplicates ---------------------------------------------------------------------------------
 
 
-def test_live_copies_of_one_config_keep_the_oldest_and_stop_the_others() -> None:
+def test_live_copies_of_one_config_keep_the_newest_and_stop_the_others() -> None:
     d = spec(SMOKE)
     runs = [run("runs/a", d.fingerprint, "running", f"r{i}", created=at(i)) for i in (3, 1, 2)]
     p = plan(Desired(runs=(d,)), observed(*runs))
     stops = sorted((a.run_id, a.reason) for a in p.actions if a.kind is ActionKind.STOP)
     assert stops == [
-        ("r2", "duplicate of run-r1, submitted concurrently"),
-        ("r3", "duplicate of run-r1, submitted concurrently"),
+        ("r1", "duplicate of run-r3, the newest live run of this config"),
+        ("r2", "duplicate of run-r3, the newest live run of this config"),
     ]
     (wait,) = [a for a in p.actions if a.kind is ActionKind.WAIT]
-    assert wait.run_id == "r1" and not any(a.paid for a in p.actions)
+    assert wait.run_id == "r3" and not any(a.paid for a in p.actions)
 
 
 def test_a_protected_spec_still_stops_its_duplicates() -> None:
     d = spec(SMOKE, protect=True)
     runs = [run("runs/a", d.fingerprint, "pending", f"r{i}", created=at(i)) for i in (1, 2)]
     p = plan(Desired(runs=(d,)), observed(*runs))
-    assert [(a.kind.value, a.run_id) for a in p.actions] == [("stop", "r2"), ("wait", "r1")]
+    assert [(a.kind.value, a.run_id) for a in p.actions] == [("stop", "r1"), ("wait", "r2")]
 
 
 def test_a_finished_run_of_the_same_config_is_not_a_duplicate() -> None:
@@ -51,20 +51,17 @@ def test_a_finished_run_of_the_same_config_is_not_a_duplicate() -> None:
     assert kinds(plan(Desired(runs=(d,)), observed(*runs))) == ["wait"]
 
 
-def test_a_run_asked_to_stop_is_ending_not_the_copy_to_keep() -> None:
-    # a `--replace` of the same config: the old run still shows running while the platform cleans
-    # up ("moves to `stopped` once the platform finishes cleaning up its sandboxes")
+def test_a_replaced_run_still_cleaning_up_is_never_kept_over_its_replacement() -> None:
+    # a `--replace` of the same config, seen from any machine: the old run still shows running
+    # while the platform cleans up ("moves to `stopped` once the platform finishes cleaning up its
+    # sandboxes"), and the new one must be the one kept
     d = spec(SMOKE)
-    old = run("runs/a", d.fingerprint, "running", "r1", created=at(1)).model_copy(update={"stopping": True})
+    old = run("runs/a", d.fingerprint, "running", "r1", created=at(1))
     new = run("runs/a", d.fingerprint, "pending", "r2", created=at(2))
-    assert [(a.kind.value, a.run_id) for a in plan(Desired(runs=(d,)), observed(old, new)).actions] == [("wait", "r2")]
-
-
-def test_a_spec_whose_only_run_is_ending_submits_nothing_and_says_so() -> None:
-    d = spec(SMOKE)
-    ending = run("runs/a", d.fingerprint, "running", "r1").model_copy(update={"stopping": True})
-    (noop,) = plan(Desired(runs=(d,)), observed(ending)).actions
-    assert noop.kind is ActionKind.NOOP and noop.reason.startswith("stopping")
+    assert [(a.kind.value, a.run_id) for a in plan(Desired(runs=(d,)), observed(old, new)).actions] == [
+        ("stop", "r1"),
+        ("wait", "r2"),
+    ]
 
 
 # --- renamed spec files ---------------------------------------------------------------------------
