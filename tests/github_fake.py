@@ -45,6 +45,7 @@ class FakeGitHub:
     # the login a person's token writes as; None: an installation token (GITHUB_TOKEN), which
     # writes as github-actions[bot] and is refused /user, as GitHub does
     login: str | None = None
+    read_only: bool = False  # a fork's pull request: the token may read, and every write is 403
     _next_id: int = 1000
 
     # --- state ---------------------------------------------------------------------------
@@ -122,6 +123,8 @@ class FakeGitHub:
         repo = f"{request.path_params['owner']}/{request.path_params['repo']}"
         number = request.path_params["number"]
         if request.method == "POST":
+            if self.read_only:
+                return JSONResponse({"message": "Resource not accessible by integration"}, status_code=403)
             body = (await request.json())["body"]
             if len(body) > 65536:
                 return JSONResponse({"message": "Validation Failed", "errors": [{"message": "body is too long"}]}, 422)
@@ -147,6 +150,8 @@ class FakeGitHub:
         self.requests.append((request.method, request.url.path))
         if not self._authorized(request):
             return JSONResponse({"message": "Bad credentials"}, status_code=401)
+        if self.read_only:
+            return JSONResponse({"message": "Resource not accessible by integration"}, status_code=403)
         cid = request.path_params["cid"]
         for (_repo, _number), items in self.comments_by_issue.items():
             for c in items:

@@ -35,6 +35,8 @@ class PullRequestEvent:
     base_ref: str | None
     head_sha: str | None
     base_sha: str | None = None  # the base branch's commit the event was made for: reviewable with no origin/<base>
+    # the head branch lives in another repository: GitHub gives such a run a read-only token
+    from_fork: bool = False
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,10 @@ def pull_request_of(event: Mapping[str, Any]) -> PullRequestEvent | None:
         base_ref = base.get("ref") if _branch_name(base.get("ref")) else None
         head_sha = head.get("sha") if isinstance(head.get("sha"), str) else None
         base_sha = base.get("sha") if isinstance(base.get("sha"), str) and _COMMIT.match(base["sha"]) else None
-        return PullRequestEvent(pr["number"], base_ref, head_sha, base_sha)
+        head_repo, base_repo = _table(head.get("repo")).get("full_name"), _table(base.get("repo")).get("full_name")
+        # a deleted fork's head repo is null: still not this repository
+        from_fork = bool(base_repo) and head_repo != base_repo
+        return PullRequestEvent(pr["number"], base_ref, head_sha, base_sha, from_fork)
     issue = event.get("issue")
     if isinstance(issue, dict) and _pr_number(issue.get("number")) and issue.get("pull_request"):
         return PullRequestEvent(issue["number"], None, None)

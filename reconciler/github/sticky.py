@@ -37,7 +37,7 @@ class CommentsPort(Protocol):
 
 @dataclass(frozen=True)
 class StickyResult:
-    action: Literal["created", "updated", "unchanged", "skipped"]
+    action: Literal["created", "updated", "unchanged", "skipped", "read-only"]
     comment: Comment | None
 
     def describe(self, number: int) -> str:
@@ -47,6 +47,8 @@ class StickyResult:
             "updated": f"updated the plan comment on pull request #{number}:{url}",
             "unchanged": f"the plan comment on pull request #{number} is already up to date:{url}",
             "skipped": f"no changes and no earlier plan comment on pull request #{number}; nothing posted",
+            "read-only": f"warning: pull request #{number} comes from a fork, and GitHub gives its workflow a"
+            " read-only token, so no comment was posted; the plan is in the job summary",
         }[self.action]
 
 
