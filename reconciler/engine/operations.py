@@ -230,7 +230,7 @@ async def apply_plan(
         if submitted_by:
             from .results import stamp_submissions
 
-            stamp_submissions(session.state, before, submitted_by)
+            stamp_submissions(session, before, submitted_by)
             session.save_state()
         return ApplyResult(result, report)
 

@@ -115,7 +115,7 @@ async def reconcile(
         for o in rendered:
             for f in (f for f in o.files if verbose or f in o.changed):
                 say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
-        stamp_submissions(session.state, before, submitted_by)
+        stamp_submissions(session, before, submitted_by)
         reports = await collect_results(session, second.observed, targets) if results else []
         session.save_state()
         generated = sorted({f for o in rendered for f in o.files} | {project.settings.state_file})

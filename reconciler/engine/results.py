@@ -36,18 +36,28 @@ from ..safe_paths import writable_path
 from ..specs.models import BenchmarkSpec, RunSpec
 from .downloads import download_run
 from .session import RepoSession
-from .state import State
 
 LOG_PAGE = 200  # the newest page of logs holds the reason a run ended
 
 
-def stamp_submissions(state: State, before: Mapping[str, str], commit: str | None) -> None:
-    """Record `commit` on every spec whose run changed since `before` (spec id -> run id)."""
+def stamp_submissions(session: RepoSession, before: Mapping[str, str], commit: str | None) -> None:
+    """Record on every spec whose run changed since `before` (spec id -> run id) the commit that
+    asked for the run: the newest commit up to `commit` (this push) that changed the spec's file,
+    else `commit`. One push job may carry merges whose own jobs never ran (GitHub keeps one
+    pending job per concurrency group and cancels the one it replaces): each run must still be
+    credited to the pull request that asked for it, which gets its results comment."""
     if not commit:
         return
+    from ..vcs.commit import last_change
+
+    state = session.state
+    paths = {d.spec.id: d.spec.path for d in session.desired.runs}
     for spec_id, record in state.specs.items():
         if before.get(spec_id) != record.run_id:
-            state.specs[spec_id] = record.model_copy(update={"commit": commit})
+            path = paths.get(spec_id)
+            root = session.project.root
+            asked = (last_change(root, str(root / path), commit) if path else None) or commit
+            state.specs[spec_id] = record.model_copy(update={"commit": asked})
 
 
 def _previous(observed: Observed, owner: str, spec_id: str, current: ObservedRun) -> ObservedRun | None:

@@ -105,6 +105,20 @@ def commit_paths(
     return CommitResult(repo.head.commit.hexsha, tuple(changed), tuple(ignored))
 
 
+def last_change(root: Path, path: str, upto: str) -> str | None:
+    """The newest commit on `upto`'s first-parent line (the branch itself: a merge commit, a
+    squashed or rebased commit, never a commit of the merged branch) that changed `path`; None
+    when git cannot say (not a repository, `upto` unknown). A shallow clone that does not reach
+    it names its oldest commit."""
+    import git
+
+    try:
+        found: str = _repo(root).git.log("-1", "--first-parent", "--format=%H", upto, "--", path)
+    except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError):
+        return None
+    return found.strip() or None
+
+
 def ignored_paths(root: Path, paths: Sequence[str]) -> list[str]:
     if not paths:
         return []
