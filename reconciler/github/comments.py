@@ -69,25 +69,27 @@ def safe_points(text: str) -> list[int]:
     return points
 
 
-def truncation_notice(shown: int, total: int, run_url: str | None) -> str:
+def truncation_notice(shown: int, total: int, run_url: str | None, what: str = "plan") -> str:
     where = f"the [job summary]({run_url}) of this workflow run" if run_url else "this workflow run's job summary"
+    this = "These results are" if what == "results" else f"This {what} is"
     return (
-        f"> [!NOTE]\n> **This plan is too long for one comment.** It shows the first {shown:,} of {total:,}"
-        f" characters; the full plan is in {where}.\n"
+        f"> [!NOTE]\n> **{this} too long for one comment.** It shows the first {shown:,} of {total:,}"
+        f" characters; the full {what} {'are' if what == 'results' else 'is'} in {where}.\n"
     )
 
 
-def cut_to_fit(text: str, limit: int = COMMENT_LIMIT, *, run_url: str | None = None) -> str:
-    """`text` if it fits in `limit` characters, else its longest safe prefix and a pointer to the full plan."""
+def cut_to_fit(text: str, limit: int = COMMENT_LIMIT, *, run_url: str | None = None, what: str = "plan") -> str:
+    """`text` if it fits in `limit` characters, else its longest safe prefix and a pointer to the
+    full `what` ("plan" or "results") in the job summary."""
     if len(text) <= limit:
         return text
-    widest = "\n\n" + truncation_notice(len(text), len(text), run_url)  # the notice at its longest
+    widest = "\n\n" + truncation_notice(len(text), len(text), run_url, what)  # the notice at its longest
     budget = limit - len(widest)
     if budget < 0:
         raise ValueError(f"limit {limit} is too small for the truncation notice")
     cut = max(p for p in safe_points(text) if p <= budget)
     head = text[:cut].rstrip("\n")
-    return head + "\n\n" + truncation_notice(len(head), len(text), run_url)
+    return head + "\n\n" + truncation_notice(len(head), len(text), run_url, what)
 
 
 # --- bodies -------------------------------------------------------------------------------------

@@ -75,7 +75,8 @@ def submitting_commit(env: Mapping[str, str] | None = None) -> str | None:
 
 def marked(body: str) -> str:
     room = COMMENT_LIMIT - len(RESULTS_MARKER) - 1 - len(FOOTER)
-    return f"{RESULTS_MARKER}\n{cut_to_fit(body.rstrip(chr(10)) + chr(10), room).rstrip(chr(10))}{FOOTER}"
+    shown = cut_to_fit(body.rstrip("\n") + "\n", room, what="results").rstrip("\n")
+    return f"{RESULTS_MARKER}\n{shown}{FOOTER}"
 
 
 def by_commit(reports: Sequence[RunReport]) -> dict[str, list[RunReport]]:

@@ -92,6 +92,12 @@ def test_cut_text_points_at_the_job_summary_of_the_run() -> None:
     assert f"the full plan is in the [job summary]({RUN_URL})" in result
 
 
+def test_cut_results_say_they_are_results_not_a_plan() -> None:
+    result = cut_to_fit(lines("row", 100), 2000, what="results")
+    assert "These results are too long for one comment" in result and "the full results are in" in result
+    assert "plan" not in result
+
+
 def test_cut_text_without_a_run_url_still_names_the_job_summary() -> None:
     assert "this workflow run's job summary" in cut_to_fit(lines("row", 100), 2000)
 
