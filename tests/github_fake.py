@@ -46,6 +46,7 @@ class FakeGitHub:
     # writes as github-actions[bot] and is refused /user, as GitHub does
     login: str | None = None
     read_only: bool = False  # a fork's pull request: the token may read, and every write is 403
+    foreign_edits_refused: bool = False  # editing a comment someone else wrote is 403
     _next_id: int = 1000
 
     # --- state ---------------------------------------------------------------------------
@@ -156,6 +157,8 @@ class FakeGitHub:
         for (_repo, _number), items in self.comments_by_issue.items():
             for c in items:
                 if c["id"] == cid:
+                    if self.foreign_edits_refused and c["user"]["login"] != self.author()["login"]:
+                        return JSONResponse({"message": "Resource not accessible by integration"}, 403)
                     body = (await request.json())["body"]
                     if len(body) > 65536:
                         return JSONResponse({"message": "Validation Failed"}, status_code=422)

@@ -86,6 +86,8 @@ class Applier:
         self._adopted = observed.adopted_markers()
         # runs this apply asked to stop: the platform shows them running until they are cleaned up
         self._asked_to_stop: set[str] = set()
+        # run id -> created_at of the platform's submit answer: the order every plan will see
+        self._created: dict[str, str] = {}
 
     async def run(self, plan: Plan) -> ApplyReport:
         for action in plan.actions:
@@ -238,6 +240,7 @@ class Applier:
         if Applier.after_submit is not None:
             Applier.after_submit(result.id)
         self.state.intents.remove(intent)
+        self._created[result.id] = result.created_at
         return self._record(action, marker, result.id, result.name, benchmark_id)
 
     def _record(
@@ -291,9 +294,11 @@ class Applier:
         }
 
         def order(run_id: str) -> tuple[str, str]:
+            # plan's order (core.plan.keeper): creation time, then id; a run the listing does not
+            # show yet is placed by its submit answer, and only without one taken as the newest
             item = live.get(run_id)
-            # a run the listing does not show yet is the newest there is
-            return ((item.created_at or "") if item else "\uffff", run_id)
+            created = item.created_at if item else self._created.get(run_id, "\uffff")
+            return (created or "", run_id)
 
         keep = max({*live, mine}, key=order)
         copies = sorted(r for r in {*live, mine} if r != keep)

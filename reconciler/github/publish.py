@@ -79,7 +79,9 @@ def _post(
         except GitHubAuthError:
             # a fork's pull request runs with a read-only token whatever the workflow asks for: the
             # plan is in the job summary, and the check says what the plan says, not "403"
-            if ctx.pull_request.from_fork:
+            # (pull_request_target runs with a token that can write: a 403 there is a real problem)
+            event = (os.environ if env is None else env).get("GITHUB_EVENT_NAME", "")
+            if ctx.pull_request.from_fork and event == "pull_request":
                 return StickyResult("read-only", None)
             raise
 

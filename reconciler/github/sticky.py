@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from .comments import PLAN_MARKER
-from .rest import Comment
+from .rest import Comment, GitHubAuthError
 
 
 class CommentsPort(Protocol):
@@ -63,13 +63,10 @@ def is_ours(comment: Comment, login: str | None) -> bool:
     return comment.user_type == "Bot"
 
 
-def find_sticky(gh: CommentsPort, repo: str, number: int, marker: str = PLAN_MARKER) -> Comment | None:
-    """Our oldest comment whose body starts with `marker`, looking through every page."""
+def sticky_candidates(gh: CommentsPort, repo: str, number: int, marker: str = PLAN_MARKER) -> list[Comment]:
+    """Our comments whose body starts with `marker`, oldest first, looking through every page."""
     login = gh.token_login()
-    for comment in gh.list_issue_comments(repo, number):
-        if is_sticky(comment, marker) and is_ours(comment, login):
-            return comment
-    return None
+    return [c for c in gh.list_issue_comments(repo, number) if is_sticky(c, marker) and is_ours(c, login)]
 
 
 def upsert_sticky(
@@ -84,11 +81,19 @@ def upsert_sticky(
     """Create the marked comment (only if `create`), or update the one already there."""
     if not body.lstrip().startswith(marker):
         raise ValueError("the sticky comment body must start with its marker")
-    existing = find_sticky(gh, repo, number, marker)
-    if existing is None:
+    candidates = sticky_candidates(gh, repo, number, marker)
+    if not candidates:
         if not create:
             return StickyResult("skipped", None)
         return StickyResult("created", gh.create_issue_comment(repo, number, body))
-    if existing.body == body:
-        return StickyResult("unchanged", existing)
-    return StickyResult("updated", gh.update_issue_comment(repo, existing.id, body))
+    for existing in candidates:
+        if existing.body == body:
+            return StickyResult("unchanged", existing)
+        try:
+            return StickyResult("updated", gh.update_issue_comment(repo, existing.id, body))
+        except GitHubAuthError:
+            # another bot's marked comment (with an installation token, `is_ours` knows only that
+            # a bot wrote it): try the next; none of them ours, ours is a new one. A token that
+            # may not write at all fails creating it the same way.
+            continue
+    return StickyResult("created", gh.create_issue_comment(repo, number, body))

@@ -10,7 +10,8 @@
 - `faults`: latency, 5xx, 429 and truncated downloads (`faults.py`).
 - `stop_cleanup`: simulated seconds between a stop request and the run showing `stopped`; the
   platform's docs: "The run moves to `stopped` once the platform finishes cleaning up its
-  sandboxes." Until then it keeps its status (and may still finish); a second stop is accepted.
+  sandboxes." Until then it keeps its status (a run that would have ended sooner shows `stopped`
+  then); a second stop is accepted.
   0 (the default) stops at once.
 - `public_url`: the base of every `platform_url` the API answers with, so a link committed in
   a leaderboard opens in a browser. It defaults to `DEFAULT_PUBLIC_URL`, the address

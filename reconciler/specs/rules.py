@@ -129,14 +129,16 @@ class Rule:
 def looks_like_credential(value: str) -> bool:
     """True for values that are almost surely a pasted key rather than a record name.
 
-    A value spelled like a record name (`ANTHROPIC_API_KEY_TEAM_2`) is judged word by word: only
-    a long random-looking word in it, or the exact shape of an AWS key id, marks it as a key; a
-    long name made of short words is a name, however varied its letters.
+    A value spelled like a record name (`ANTHROPIC_API_KEY_TEAM_2`) is judged by its words: it is
+    a key when it holds an AWS key id, or when its random-looking words (12 or more characters,
+    letters and digits mixed at a key's entropy) add up to a key's length; a long name made of
+    ordinary words is a name, however varied its letters. Anything else is judged whole.
     """
-    if value.startswith(CREDENTIAL_PREFIXES) or _AWS_KEY_ID.fullmatch(value):
+    if value.startswith(CREDENTIAL_PREFIXES) or _AWS_KEY_ID.search(value):
         return True
-    words = value.split("_") if SECRET_NAME.match(value) else [value]
-    return any(len(word) >= 24 and _entropy(word) >= 3.5 and any(c.isdigit() for c in word) for word in words)
+    if not SECRET_NAME.match(value):
+        return len(value) >= 24 and _random_looking(value, 3.5)
+    return sum(len(w) for w in value.split("_") if len(w) >= 12 and _random_looking(w, 3.2)) >= 24
 
 
 def redact(value: str) -> str:
@@ -144,6 +146,11 @@ def redact(value: str) -> str:
     if len(value) <= 6:
         return "…" + f" ({len(value)} chars)"
     return f"{value[:3]}… ({len(value)} chars)"
+
+
+def _random_looking(word: str, bits: float) -> bool:
+    """Letters and digits mixed, at `bits` of entropy per character or more."""
+    return any(c.isdigit() for c in word) and any(c.isalpha() for c in word) and _entropy(word) >= bits
 
 
 def _entropy(value: str) -> float:

@@ -74,7 +74,7 @@ def changed_paths(root: Path, paths: Sequence[str]) -> list[str]:
         if len(entry) < 4:
             continue
         changed.append(entry[3:])
-        if entry[0] in "RC":  # a rename or copy: its source follows as an entry of its own
+        if "R" in entry[:2] or "C" in entry[:2]:  # a rename or copy (staged or not): its source follows
             next(entries, None)
     return sorted(set(changed))
 
@@ -112,8 +112,9 @@ def last_change(root: Path, path: str, upto: str) -> str | None:
     it names its oldest commit."""
     import git
 
-    try:
-        found: str = _repo(root).git.log("-1", "--first-parent", "--format=%H", upto, "--", path)
+    try:  # the project may be a folder of the repository: search upwards, as review does
+        repo = git.Repo(root, search_parent_directories=True)
+        found: str = repo.git.log("-1", "--first-parent", "--format=%H", upto, "--", path)
     except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError):
         return None
     return found.strip() or None
@@ -130,8 +131,8 @@ def ignored_paths(root: Path, paths: Sequence[str]) -> list[str]:
         capture_output=True,
         check=False,
     )
-    if done.returncode not in (0, 1):  # 1: none of them is ignored
-        raise GitError(f"git check-ignore failed: {done.stderr.decode(errors='replace').strip()}")
+    if done.returncode != 0:  # 1: none of them is ignored; 128: git could not say (the commit will)
+        return []
     return sorted({name for name in done.stdout.decode().split("\0") if name})
 
 

@@ -108,6 +108,19 @@ def test_with_a_persons_token_the_sticky_comment_is_the_one_that_login_wrote(git
     assert len(marked(github)) == 2  # the other bot's comment untouched, ours updated in place
 
 
+def test_another_bots_marked_comment_it_may_not_edit_is_passed_over_without_a_new_comment_each_time(
+    github: FakeGitHub,
+) -> None:
+    github.foreign_edits_refused = True
+    other_bot = {"login": "some-other-app[bot]", "type": "Bot"}
+    github.add_comment(REPO, PR, with_marker("### not ours\n"), other_bot)
+    with client(github) as gh:
+        first = upsert_sticky(gh, REPO, PR, with_marker("### plan v1\n"))
+        second = upsert_sticky(gh, REPO, PR, with_marker("### plan v2\n"))
+    assert (first.action, second.action) == ("created", "updated")
+    assert len(marked(github)) == 2 and "not ours" in str(marked(github)[0]["body"])
+
+
 def test_an_unchanged_plan_is_not_edited_again(github: FakeGitHub) -> None:
     with client(github) as gh:
         upsert_sticky(gh, REPO, PR, with_marker("### same\n"))

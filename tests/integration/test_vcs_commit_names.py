@@ -36,6 +36,21 @@ def test_names_git_would_quote_are_found_and_committed(repo: Path) -> None:
     assert sorted(committed) == sorted(["README.md", *NAMES])
 
 
+@pytest.mark.parametrize("staged", [True, False])
+def test_a_renamed_board_is_found_under_its_new_name_only(repo: Path, staged: bool) -> None:
+    (repo / "leaderboards" / "board.md").write_text("board\n")
+    git(repo, "add", "leaderboards/board.md")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "board")
+    new = "leaderboards/résultats.md"
+    if staged:
+        git(repo, "mv", "leaderboards/board.md", new)  # "R " in the index
+    else:
+        (repo / "leaderboards" / "board.md").rename(repo / new)
+        git(repo, "add", "-N", new)  # " R" in the work tree
+    # both names asked about, as when a board moves: git pairs them as one rename
+    assert changed_paths(repo, ["leaderboards/board.md", new]) == [new]
+
+
 def test_an_ignored_name_git_would_quote_is_reported_as_ignored(repo: Path) -> None:
     (repo / ".gitignore").write_text("leaderboards/résultats.md\n")
     (repo / "leaderboards" / "résultats.md").write_text("board\n")

@@ -229,7 +229,14 @@ def test_record_names_do_not_look_like_credentials(value: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", ["AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"]
+    "value",
+    [
+        "AKIAIOSFODNN7EXAMPLE",
+        "ASIAY34FZKBOKMUTVV7A",
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+        "K7Q2X9PLM4R8T1VZ_B3N6W5YHJ0CDFG",  # random words joined by an underscore
+        "AKIAIOSFODNN7EXAMPLE_PROD",
+    ],
 )
 def test_key_shaped_upper_case_values_still_look_like_credentials(value: str) -> None:
     # an AWS key id, and one long random word, are spelled like record names but are keys
