@@ -19,6 +19,7 @@ from reconciler.engine.session import load_desired
 from reconciler.engine.state import State, save_state
 from reconciler.outputs.layout import run_dir_name
 from reconciler.settings import load_project
+from tests.local_cli import cli as reconciler
 
 from .download_support import ALL, Clock, cli_env, on_disk, payload, remote_client, served_files, served_platform
 
@@ -45,14 +46,7 @@ def submit_payload(url: str, token: str, body: dict[str, Any]) -> tuple[str, str
 
 
 def cli(project: Path, url: str, token: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler.cli", "download", "--workspace", "w", *args],
-        cwd=project,
-        env=cli_env(url, token),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return reconciler(project, "download", "--workspace", "w", *args, env=cli_env(url, token))
 
 
 def reference(db: Path, run_id: str) -> dict[str, bytes]:
@@ -136,25 +130,14 @@ def _spec_project(tmp_path: Path, download: str) -> None:
     (tmp_path / "specs" / "runs" / "smoke.toml").write_text(spec + "\n")
 
 
-def _reconciler(tmp_path: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "reconciler.cli", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 def test_without_arguments_each_specs_current_run_is_downloaded_with_its_types(tmp_path: Path) -> None:
     _spec_project(tmp_path, '["summary", "logs"]')
     with served_platform(tmp_path / "p.sqlite3", "--speed", SPEED) as (url, token):
         env = cli_env(url, token)
-        applied = _reconciler(tmp_path, env, "apply", "--auto-approve")
+        applied = reconciler(tmp_path, "apply", "--auto-approve", env=env)
         assert applied.returncode == 0, applied.stdout + applied.stderr
         time.sleep(0.2)
-        done = _reconciler(tmp_path, env, "download", "--format", "json")
+        done = reconciler(tmp_path, "download", "--format", "json", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     (report,) = json.loads(done.stdout)["runs"]
     assert report["selected_types"] == ["summary", "logs"] and report["files_downloaded"] == 2
@@ -166,14 +149,14 @@ def test_a_spec_that_downloads_nothing_is_skipped_unless_a_type_is_asked_for(tmp
     _spec_project(tmp_path, "[]")
     with served_platform(tmp_path / "p.sqlite3", "--speed", SPEED) as (url, token):
         env = cli_env(url, token)
-        assert _reconciler(tmp_path, env, "apply", "--auto-approve").returncode == 0
+        assert reconciler(tmp_path, "apply", "--auto-approve", env=env).returncode == 0
         time.sleep(0.2)
         for spec in ((), ("runs/smoke",)):
-            done = _reconciler(tmp_path, env, "download", *spec)
+            done = reconciler(tmp_path, "download", *spec, env=env)
             assert done.returncode == 0 and "download list is empty; pass --type" in done.stdout, done.stdout
         outputs = tmp_path / ".osmosis" / "benchmarks"
         assert not any(p.is_file() for p in outputs.rglob("*"))
-        asked = _reconciler(tmp_path, env, "download", "runs/smoke", "--type", "summary", "--format", "json")
+        asked = reconciler(tmp_path, "download", "runs/smoke", "--type", "summary", "--format", "json", env=env)
     assert asked.returncode == 0, asked.stderr
     (report,) = json.loads(asked.stdout)["runs"]
     assert sorted(on_disk(Path(report["output_path"]))) == ["summary.csv"]
