@@ -15,6 +15,7 @@ path relative to the root (POSIX separators, as specs spell them).
 from __future__ import annotations
 
 import os
+import unicodedata
 from pathlib import Path, PurePosixPath
 
 from .errors import ReconcilerError
@@ -55,9 +56,10 @@ def path_problem(rel: str) -> str | None:
 
 def overlaps(rel: str, other: str) -> bool:
     """Whether two repository paths name the same file or folder, or one lies inside the other
-    (compared case-blind, as on the file systems that are)."""
-    a = [p.casefold() for p in PurePosixPath(rel).parts if p != "."]
-    b = [p.casefold() for p in PurePosixPath(other).parts if p != "."]
+    (compared case-blind and in one Unicode normal form, as on the file systems that are: macOS
+    takes `café` composed and decomposed for one name)."""
+    a = [unicodedata.normalize("NFC", p).casefold() for p in PurePosixPath(rel).parts if p != "."]
+    b = [unicodedata.normalize("NFC", p).casefold() for p in PurePosixPath(other).parts if p != "."]
     n = min(len(a), len(b))
     return a[:n] == b[:n]
 

@@ -80,10 +80,14 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
             return svg
 
         outputs.append((chart, drawing))
+    # every file of the board is composed (and may be refused) before any is written: a chart
+    # refused after its Markdown was written would leave the board half updated
+    composed = []
     for rel, build in outputs:
         path = writable_path(root, rel)
         existing = read_board_file(path, rel)
-        content = build(existing)
+        composed.append((rel, path, existing, build(existing)))
+    for rel, path, existing, content in composed:
         outcome.files.append(rel)
         if existing != content:
             outcome.changed.append(rel)

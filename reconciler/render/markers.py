@@ -65,6 +65,13 @@ def replace_block(text: str, name: str, content: str, *, path: str) -> str:
     if len(opens) > 1:
         lines = ", ".join(str(_line_of(text, m.start())) for m in opens)
         raise MarkerError(f"{path}: marker block {name!r} appears {len(opens)} times (lines {lines}); keep one")
+    forged = _ANY_MARKER.search(content)
+    if forged:  # the next render would find the block broken, or another block moved
+        raise MarkerError(
+            f"{path}: the leaderboard generated for block {name!r} contains a marker comment ({forged.group(0)});"
+            " a template may not write one",
+            hint="remove the marker comment from the template's output",
+        )
     start, end = opens[0].end(), closes[0].start()
     body = "\n" + content.strip("\n") + "\n"
     return text[:start] + body + text[end:]

@@ -1,15 +1,23 @@
 """Repository templates run in a sandbox: they are code from whoever can open a pull request.
 
 `SandboxedEnvironment` is jinja2's immutable sandbox (no attribute that starts with `_`, no
-mutation of what a template is given) with bounds on `*` and `**`; `RepositoryLoader` reads only
-regular files under `templates/`, never through a symlink. Every failure of a template, from a
-syntax error to a refused attribute, is a ConfigError that names it and its line.
+mutation of what a template is given) with bounds on `*`, `**`, `%`, and on the widths a padding
+filter or string method may be asked for (`center`, `ljust`, `format`, ...); a render that runs
+longer than MAX_RENDER_SECONDS is stopped (on the main thread, where every render runs).
+`RepositoryLoader` reads only regular files under `templates/`, never through a symlink. Every
+failure of a template, from a syntax error or one nested too deeply to compile, to a refused
+attribute, is a ConfigError that names it and its line.
+
+Not bounded: memory grown by joining strings in a loop (`s ~ s`), until the deadline stops it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +34,10 @@ _MAX_REPEAT = 100_000  # jinja2's own bound on range()
 _MAX_EXPONENT = 1000
 _MAX_WIDTH = re.compile(r"%[-#0 +]*(?:\d{6,}|\d*\.\d{6,})")  # `"%300000000s" % x`: a width of a million or more
 MAX_OUTPUT_CHARS = 8_000_000  # a leaderboard of thousands of rows is well under a million
+MAX_RENDER_SECONDS = 20.0  # a leaderboard of thousands of rows renders in well under a second
+_MAX_PAD = 1_000_000  # no padding filter or string method is asked for a million characters
+_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "format", "format_map"})
+_BIG_FORMAT_WIDTH = re.compile(r"\{[^{}]*:[^{}]*\d{7,}[^{}]*\}")  # "{:>1000000000}"
 
 
 class RepositoryLoader(jinja2.BaseLoader):
@@ -57,11 +69,42 @@ class RepositoryLoader(jinja2.BaseLoader):
         return text, str(self.repo_root / rel), lambda: False
 
 
+class _TooLong(SecurityError):
+    pass
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Stop the code inside after `seconds` (a SecurityError raised where it runs); only on the
+    main thread, where signals are delivered, and where there is an interval timer."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+    if signal.getitimer(signal.ITIMER_REAL)[0] > 0:  # someone else's alarm is set: never reset it
+        yield
+        return
+    armed = [True]
+
+    def stop(_signum: int, _frame: object) -> None:
+        if armed[0]:
+            raise _TooLong(f"it ran for over {seconds:g} seconds")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        armed[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 class _Template(jinja2.Template):
     def render(self, *args: Any, **kwargs: Any) -> str:
         name = self.name or "template"
         try:
-            text = super().render(*args, **kwargs)
+            with _deadline(MAX_RENDER_SECONDS):
+                text = super().render(*args, **kwargs)
         except Exception as exc:  # a template is code: whatever it raises (1/0, a self-include) is its failure
             raise _template_failure(name, self.filename, exc) from None
         if len(text) > MAX_OUTPUT_CHARS:
@@ -96,18 +139,51 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
                     raise SecurityError(f"a repetition longer than {_MAX_REPEAT} items is not allowed in a template")
         return super().call_binop(context, operator, left, right)
 
+    def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
+        method = getattr(__obj, "__wrapped__", __obj)  # jinja wraps str.format for its own checks
+        if isinstance(getattr(method, "__self__", None), str) and getattr(method, "__name__", "") in _PADDING_METHODS:
+            _check_widths(method.__self__, args, kwargs)
+        return super().call(__context, __obj, *args, **kwargs)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("center", "indent", "format"):
+            self.filters[name] = _bounded(self.filters[name])
+
     def get_template(self, *args: Any, **kwargs: Any) -> jinja2.Template:
         try:
             return super().get_template(*args, **kwargs)
         except jinja2.TemplateError as exc:
             name = args[0] if args and isinstance(args[0], str) else "template"
             raise _template_failure(name, getattr(exc, "filename", None), exc) from None
+        except (RecursionError, SyntaxError, MemoryError) as exc:
+            # nested too deeply for the parser or for Python's compiler: still the template's
+            # failure, with no line (a SyntaxError's line is of the code jinja2 generated)
+            name = args[0] if args and isinstance(args[0], str) else "template"
+            raise _template_failure(name, "", exc, line=False) from None
 
 
-def _template_failure(name: str, filename: str | None, exc: BaseException) -> ConfigError:
+def _check_widths(text: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    if any(isinstance(v, int) and v > _MAX_PAD for v in (*args, *kwargs.values())):
+        raise SecurityError(f"a width of {_MAX_PAD:,} characters or more is not allowed in a template")
+    if isinstance(text, str) and (_BIG_FORMAT_WIDTH.search(text) or _MAX_WIDTH.search(text)):
+        raise SecurityError("a format width of a million or more is not allowed in a template")
+
+
+def _bounded(jinja_filter: Callable[..., Any]) -> Callable[..., Any]:
+    """A padding filter that refuses a width of a million or more, in its arguments or its format."""
+
+    def bounded(value: Any, *args: Any, **kwargs: Any) -> Any:
+        _check_widths(value, args, kwargs)
+        return jinja_filter(value, *args, **kwargs)
+
+    return bounded
+
+
+def _template_failure(name: str, filename: str | None, exc: BaseException, *, line: bool = True) -> ConfigError:
     where = f"templates/{name}" if filename is None or "reconciler/render/templates" not in filename else name
-    line = getattr(exc, "lineno", None) or _line_in_traceback(exc, filename)
-    at = f":{line}" if line else ""
+    line_no = (getattr(exc, "lineno", None) or _line_in_traceback(exc, filename)) if line else None
+    at = f":{line_no}" if line_no else ""
     if isinstance(exc, jinja2.TemplateError):
         why = exc.message or type(exc).__name__
     else:

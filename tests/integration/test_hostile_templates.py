@@ -21,6 +21,7 @@ from reconciler.core.plan import Plan
 from reconciler.errors import ConfigError
 from reconciler.github.event import GitHubContext, PullRequestEvent
 from reconciler.github.publish import publish_failure, publish_plan
+from reconciler.render import sandbox
 from reconciler.render.leaderboard import render_markdown as render_leaderboard
 from reconciler.render.plan_markdown import render_markdown as render_plan
 from tests.github_fake import FakeGitHub
@@ -66,6 +67,19 @@ CASES = [
     Hostile("a-lone-surrogate", '{{ "\\ud800" }}', "cannot be rendered: UnicodeEncodeError"),
     Hostile("a-format-width-of-300-megabytes", '{{ "%300000000s" % "x" }}', "a format width of a million or more"),
     Hostile("output-of-ten-megabytes", '{% for i in range(100) %}{{ "x" * 100000 }}{% endfor %}', "over 8 million"),
+    # widths asked of padding filters and string methods: a gigabyte before any output
+    Hostile("center-a-gigabyte", '{{ "x"|center(1000000000)|length }}', "a width of 1,000,000 characters or more"),
+    Hostile("ljust-a-gigabyte", '{{ "x".ljust(10**9) }}', "a width of 1,000,000 characters or more"),
+    Hostile("expandtabs-a-gigabyte", '{{ "\t".expandtabs(10**9) }}', "a width of 1,000,000 characters or more"),
+    Hostile("format-method-width", '{{ "{:>1000000000}".format("x") }}', "a format width of a million or more"),
+    Hostile("format-filter-width", '{{ "%*s"|format(10**9, "x") }}', "a width of 1,000,000 characters or more"),
+    # nested past what the parser or Python's compiler takes: still the template's failure, named
+    Hostile("parentheses-3000-deep", "{{" + "(" * 3000 + "1" + ")" * 3000 + "}}", "templates/plan.md.j2 cannot be"),
+    Hostile(
+        "loops-25-deep",
+        "".join(f"{{% for i{n} in [1] %}}" for n in range(25)) + "{% endfor %}" * 25,
+        "templates/plan.md.j2 cannot be rendered: SyntaxError: too many statically nested blocks",
+    ),
 ]
 
 
@@ -95,6 +109,14 @@ def test_a_hostile_plan_template_is_a_render_error_that_leaks_nothing(
     assert case.says in raised.value.message
     assert raised.value.message.startswith("template templates/")
     assert SECRET not in raised.value.render()
+
+
+def test_a_template_that_runs_past_the_deadline_is_stopped(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sandbox, "MAX_RENDER_SECONDS", 0.3)
+    loop = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    (repo / "templates" / "plan.md.j2").write_text(loop)
+    with pytest.raises(ConfigError, match=r"templates/plan.md.j2:1 cannot be rendered: it ran for over 0.3 seconds"):
+        render_plan(empty_plan(), repo_root=repo)
 
 
 def test_a_hostile_leaderboard_template_is_refused_the_same_way(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.render.markers import MarkerError, replace_block
+from reconciler.render.markers import MarkerError, begin_marker, end_marker, replace_block
 
 OPEN, CLOSE = "<!-- reconciler:leaderboard tb -->", "<!-- /reconciler:leaderboard tb -->"
 
@@ -51,3 +51,11 @@ def test_a_malformed_marker_block_is_an_error_naming_the_file(text: str, fragmen
     with pytest.raises(MarkerError) as caught:
         replace_block(text, "tb", "t", path="README.md")
     assert "README.md" in caught.value.message and fragment in caught.value.message
+
+
+def test_generated_text_carrying_a_marker_comment_is_refused() -> None:
+    # a template that writes a closing marker would break the block for every later render
+    doc = f"intro\n{begin_marker('x')}\nold\n{end_marker('x')}\noutro\n"
+    forged = f"table\n{end_marker('x')}\ninjected outside the block\n{begin_marker('other')}"
+    with pytest.raises(MarkerError, match="contains a marker comment"):
+        replace_block(doc, "x", forged, path="NOTES.md")

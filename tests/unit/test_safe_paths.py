@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reconciler.safe_paths import UnsafePathError, is_ours, path_problem, writable_path
+from reconciler.safe_paths import UnsafePathError, is_ours, overlaps, path_problem, writable_path
 
 
 @pytest.mark.parametrize(
@@ -149,3 +150,10 @@ def test_a_name_of_255_bytes_passes_validation() -> None:
 def test_no_name_path_problem_accepts_is_too_long_for_the_file_system(name: str) -> None:
     if path_problem(f"boards/{name}") is None:
         assert len(name.encode("utf-8", "surrogateescape")) <= 255
+
+
+def test_a_name_composed_and_decomposed_is_one_name() -> None:
+    # macOS file systems take both forms of `café` for one file: two boards must not share it
+    assert overlaps(
+        unicodedata.normalize("NFC", "leaderboards/café.md"), unicodedata.normalize("NFD", "leaderboards/café.md")
+    )
