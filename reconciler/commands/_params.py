@@ -17,16 +17,19 @@ class Seconds(click.ParamType[float]):
 
     name = "seconds"
 
+    def __init__(self, minimum: float = 0.0, maximum: float = math.inf) -> None:
+        self.minimum, self.maximum = minimum, maximum
+
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, float) and math.isfinite(value) and value >= 0:
-            return value
         try:
             seconds = float(value)
         except (TypeError, ValueError):
             self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        if not math.isfinite(seconds) or seconds < 0:
-            self.fail(f"{value!r} is not a number of seconds (a finite one, 0 or more)", param, ctx)
+        if not math.isfinite(seconds) or not self.minimum <= seconds <= self.maximum:
+            top = f" and at most {self.maximum:g}" if math.isfinite(self.maximum) else ""
+            self.fail(f"{value!r} is not a number of seconds (a finite one, {self.minimum:g} or more{top})", param, ctx)
         return seconds
 
 
 SECONDS = Seconds()
+POLL_INTERVAL = Seconds(0.05, 3600)  # a poll never spins, and never waits past any --timeout worth giving

@@ -81,6 +81,11 @@ def command(
                 " re-run `reconciler plan --out` to change them"
             )
         policy, doc = read_plan_file(plan_file)
+        # a spending cap lowered since the plan was saved still holds: the plan then comes out
+        # different (blocked) and is refused as stale
+        cap = project.settings.apply.max_attempts_per_apply
+        if cap is not None and (policy.max_attempts_per_apply is None or cap < policy.max_attempts_per_apply):
+            policy = policy.model_copy(update={"max_attempts_per_apply": cap})
         saved = (plan_file, doc)
     else:
         policy = make_policy(project, targets, prune, allow_protected)

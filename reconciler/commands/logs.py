@@ -3,6 +3,7 @@ from __future__ import annotations
 import click
 
 from ._common import platform_options
+from ._params import POLL_INTERVAL
 
 
 @click.command("logs")
@@ -13,7 +14,11 @@ from ._common import platform_options
 )
 @click.option("--cursor", metavar="CURSOR", help="Start further back: the cursor a previous page printed.")
 @click.option(
-    "--interval", type=click.FloatRange(min=0.05), default=2.0, show_default=True, help="Seconds between polls."
+    "--interval",
+    type=POLL_INTERVAL,
+    default=2.0,
+    show_default=True,
+    help="Seconds between polls.",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options

@@ -125,7 +125,7 @@ def command(
     if out is not None:
         from ..engine.operations import write_plan_file
 
-        write_plan_file(out, result)
+        write_plan_file(out, result, project)
 
     review_md = None
     if review is not None:

@@ -90,8 +90,19 @@ def set_command(
         value = click.prompt(f"Value for {name}", hide_input=True, default="", show_default=False)
         source = "the prompt"
     else:
-        value = sys.stdin.read().rstrip("\r\n")
         source = "standard input"
+        try:
+            value = sys.stdin.buffer.read().decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError:
+            raise UsageError(
+                f"the value for {name} on {source} is not UTF-8 text; the platform stores text values",
+                hint=f"base64-encode binary values: base64 < FILE | reconciler secrets set {name}",
+            ) from None
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in value):  # an environment variable of raw bytes
+        raise UsageError(
+            f"the value for {name} in {source} is not UTF-8 text; the platform stores text values",
+            hint=f"base64-encode binary values: base64 < FILE | reconciler secrets set {name}",
+        )
     if not value:
         raise UsageError(
             f"no value for {name}: {source} is empty", hint=f'printf %s "$VALUE" | reconciler secrets set {name}'

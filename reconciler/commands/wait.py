@@ -5,7 +5,7 @@ import sys
 import click
 
 from ._common import platform_options, target_option
-from ._params import SECONDS
+from ._params import POLL_INTERVAL, SECONDS
 
 
 @click.command("wait")
@@ -14,7 +14,10 @@ from ._params import SECONDS
     "--timeout", type=SECONDS, default=3600.0, show_default=True, help="Give up (exit 1) after this many seconds."
 )
 @click.option(
-    "--interval", type=float, default=None, help="Seconds between polls (default 2, or 0.5 on the local platform)."
+    "--interval",
+    type=POLL_INTERVAL,
+    default=None,
+    help="Seconds between polls (default 2, or 0.5 on the local platform).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options

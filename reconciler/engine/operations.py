@@ -12,7 +12,7 @@ from .. import json_text
 from ..core.plan import ActionKind, Plan, plan
 from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
-from ..files import write_atomic
+from ..files import read_regular, write_atomic
 from ..settings import Project
 from .session import RepoSession, open_session
 
@@ -98,14 +98,44 @@ def _check_boards(session: RepoSession, result: PlanResult, *, then: str) -> Non
 # --- saved plans --------------------------------------------------------------------------------
 
 
-def write_plan_file(path: Path, result: PlanResult) -> None:
+MAX_PLAN_FILE_BYTES = 256 * 1024 * 1024
+
+
+def write_plan_file(path: Path, result: PlanResult, project: Project | None = None) -> None:
+    """Save the plan at `path`, a place the user chose: never over one of the project's own
+    files (reconciler.toml, the state file, a spec or a template), never as a folder."""
+    if project is not None:
+        _refuse_plan_over_project_file(path, project)
     doc = {
         "plan_file_version": PLAN_FILE_VERSION,
         "policy": result.policy.model_dump(mode="json"),
         "plan": result.plan.model_dump(mode="json"),
     }
     text = json.dumps(doc, indent=2, sort_keys=True, default=sorted) + "\n"
-    write_atomic(path, text.encode("utf-8"))
+    try:
+        write_atomic(path, text.encode("utf-8"))
+    except OSError as exc:
+        raise UsageError(
+            f"cannot save the plan to {path}: {exc.strerror or exc}", hint="pass --out a file path you can write"
+        ) from None
+
+
+def _refuse_plan_over_project_file(path: Path, project: Project) -> None:
+    if not path.name or path.is_dir():
+        raise UsageError(f"--out {path} is a folder; pass a file path such as plan.json")
+    try:
+        target = path.resolve()
+        rel = target.relative_to(project.root.resolve()).as_posix()
+    except (OSError, ValueError, RuntimeError):
+        return  # outside the project: the user's own place
+    settings = project.settings
+    own = {"reconciler.toml", settings.state_file}
+    rooms = (settings.specs_dir, "templates", ".git", ".reconciler")
+    if rel in own or any(rel == room or rel.startswith(f"{room.rstrip('/')}/") for room in rooms):
+        raise UsageError(
+            f"--out {path} is one of this project's own files ({rel}); reconciler never saves a plan over it",
+            hint="save the plan elsewhere, such as plan.json or a temporary folder",
+        )
 
 
 def read_plan_file(path: Path) -> tuple[Policy, dict[str, Any]]:
@@ -118,8 +148,8 @@ def read_plan_file(path: Path) -> tuple[Policy, dict[str, Any]]:
             hint="save one with `reconciler plan --out FILE`",
         )
 
-    try:
-        doc = json_text.loads(path.read_text(encoding="utf-8"))
+    try:  # a FIFO or /dev/zero named as the plan must not hang or fill memory
+        doc = json_text.loads(read_regular(path, MAX_PLAN_FILE_BYTES).decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise refuse(f"line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except (OSError, ValueError) as exc:

@@ -15,6 +15,8 @@ import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
+from ..errors import ConfigError
+
 SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts per step summary
 
 
@@ -43,9 +45,12 @@ def set_outputs(values: Mapping[str, str], env: Mapping[str, str] | None = None)
     path = _env_file("GITHUB_OUTPUT", env)
     if path is None:
         return False
-    with path.open("a", encoding="utf-8") as fh:
-        for name, value in values.items():
-            fh.write(output_block(name, value))
+    try:
+        with path.open("a", encoding="utf-8") as fh:
+            for name, value in values.items():
+                fh.write(output_block(name, value))
+    except OSError as exc:
+        raise _unwritable("GITHUB_OUTPUT", path, exc) from None
     return True
 
 
@@ -66,9 +71,19 @@ def append_summary(markdown: str, env: Mapping[str, str] | None = None) -> bool:
     path = _env_file("GITHUB_STEP_SUMMARY", env)
     if path is None:
         return False
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(fit_summary(markdown if markdown.endswith("\n") else markdown + "\n"))
+    try:
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(fit_summary(markdown if markdown.endswith("\n") else markdown + "\n"))
+    except OSError as exc:
+        raise _unwritable("GITHUB_STEP_SUMMARY", path, exc) from None
     return True
+
+
+def _unwritable(variable: str, path: Path, exc: OSError) -> ConfigError:
+    return ConfigError(
+        f"{variable} names {path}, which cannot be written: {exc.strerror or exc}",
+        hint=f"point {variable} at a file (GitHub Actions sets it for every step)",
+    )
 
 
 def escape_data(text: str) -> str:

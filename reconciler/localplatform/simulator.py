@@ -288,7 +288,8 @@ def build_schedule(inp: SimInput) -> Schedule:
     rng = rng_for(inp.seed, inp.run_id, inp.content, "phases")
     queued_at = round(20.0 + 20.0 * rng.random(), 3)
     running_at = round(queued_at + 10.0 + 30.0 * rng.random(), 3)
-    concurrency = max(1, inp.max_concurrent)
+    # never more lanes than attempts: a concurrency of 10**18 must not become a list of that size
+    concurrency = max(1, min(inp.max_concurrent, inp.attempts * max(1, len(inp.tasks)) * max(1, len(inp.agents))))
     free = [running_at] * concurrency
     heapq.heapify(free)
     slots: list[Slot] = []

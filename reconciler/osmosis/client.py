@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import __version__
 from ..errors import ConfigError
-from .errors import PlatformUnreachable, ProtocolError, SubmitOutcomeUnknown
+from .errors import NotFound, PlatformUnreachable, ProtocolError, SubmitOutcomeUnknown
 from .models import (
     BenchmarkDetail,
     BenchmarkEntry,
@@ -140,7 +140,7 @@ class OsmosisClient:
 
     async def get_benchmark(self, ref: str) -> BenchmarkDetail:
         """A benchmark by key, exact name or id, with its leaderboard (verbatim and typed)."""
-        path = f"/api/cli/benchmarks/{segment(ref)}"
+        path = f"/api/cli/benchmarks/{_named(ref, 'Benchmark')}"
         data = await self._session.call("GET", path)
         benchmark = data.get("benchmark")
         if not isinstance(benchmark, dict):
@@ -176,7 +176,7 @@ class OsmosisClient:
         return RunScan.model_construct(items=tuple(items), others=skipped)
 
     async def get_run(self, name_or_id: str) -> RunDetail:
-        path = f"/api/cli/benchmark-runs/{segment(name_or_id)}"
+        path = f"/api/cli/benchmark-runs/{_named(name_or_id, 'Benchmark run')}"
         return _parse(RunDetail, await self._session.call("GET", path), "GET", path, "run")
 
     async def get_logs(
@@ -188,7 +188,7 @@ class OsmosisClient:
         cursor: str | None = None,
     ) -> LogPage:
         """One page of logs, oldest first within the page; no cursor + "older" = the newest page."""
-        path = f"/api/cli/benchmark-runs/{segment(name_or_id)}/logs"
+        path = f"/api/cli/benchmark-runs/{_named(name_or_id, 'Benchmark run')}/logs"
         params = {"limit": str(_clamp(limit, LOG_LIMIT)), "direction": direction}
         if cursor is not None:
             params["cursor"] = cursor
@@ -204,7 +204,7 @@ class OsmosisClient:
     async def stop_run(self, run_id: str) -> None:
         """Stop a pending, queued or running run, by id. A run that has already ended answers
         409 and raises Conflict: whether that is fine is the caller's decision."""
-        path = f"/api/cli/benchmark-runs/{segment(run_id)}/stop"
+        path = f"/api/cli/benchmark-runs/{_named(run_id, 'Benchmark run')}/stop"
         await self._session.call("POST", path, body={}, read_body=False)
 
     # --- outputs ---
@@ -212,7 +212,7 @@ class OsmosisClient:
     async def get_manifest(self, run_id: str, types: Sequence[str]) -> Manifest:
         if not types:
             raise ValueError("get_manifest needs at least one output type")
-        path = f"/api/cli/benchmark-runs/{segment(run_id)}/outputs/manifest"
+        path = f"/api/cli/benchmark-runs/{_named(run_id, 'Benchmark run')}/outputs/manifest"
         data = await self._session.call("GET", path, params={"types": ",".join(types)})
         return _parse(Manifest, data, "GET", path, "manifest")
 
@@ -220,7 +220,7 @@ class OsmosisClient:
         """Presigned URLs for (path, token) pairs of a manifest; 1..500 per call."""
         if not 1 <= len(items) <= MAX_DOWNLOAD_BATCH:
             raise ValueError(f"a download-URL batch holds 1..{MAX_DOWNLOAD_BATCH} items, not {len(items)}")
-        path = f"/api/cli/benchmark-runs/{segment(run_id)}/outputs/download-urls"
+        path = f"/api/cli/benchmark-runs/{_named(run_id, 'Benchmark run')}/outputs/download-urls"
         body = {"items": [{"path": p, **({"token": t} if t is not None else {})} for p, t in items]}
         return _parse(DownloadUrls, await self._session.call("POST", path, body=body), "POST", path, "download-urls")
 
@@ -463,3 +463,10 @@ def _parse(model: type[M], data: object, method: str, path: str, what: str, *, u
         text = f"Unexpected answer from the platform to {method} {path}: {problems}"
         cls = SubmitOutcomeUnknown if unknown_outcome else ProtocolError
         raise cls(text, method=method, path=path) from None
+
+
+def _named(ref: str, kind: str) -> str:
+    """`ref` as a path segment; an empty one would turn the request into the list endpoint's."""
+    if not ref.strip():
+        raise NotFound(f"{kind} not found: the name is empty", status=404, code="NOT_FOUND")
+    return segment(ref)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import PurePosixPath
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 
 from ..safe_paths import overlaps, path_problem
 from ..values import Value
@@ -88,9 +88,19 @@ class ApplySettings(_Table):
     parallelism: int = Field(default=4, ge=1, le=64)
 
 
+def _git_identity_part(value: str) -> str:
+    """What git takes as an author's name or email: not blank, no control character, no < or >
+    (git would drop them silently, or refuse the commit after the runs were submitted)."""
+    if not value.strip():
+        raise ValueError("must not be empty")
+    if any(c in "<>" or not c.isprintable() for c in value):
+        raise ValueError("must be one line of printable text without < or >")
+    return value
+
+
 class CommitSettings(_Table):
-    author_name: str = "reconciler"
-    author_email: str = "reconciler@users.noreply.github.com"
+    author_name: Annotated[str, AfterValidator(_git_identity_part)] = "reconciler"
+    author_email: Annotated[str, AfterValidator(_git_identity_part)] = "reconciler@users.noreply.github.com"
 
 
 class ProjectSettings(_Table):

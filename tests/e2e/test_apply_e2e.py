@@ -188,6 +188,15 @@ def test_a_saved_plan_is_refused_once_the_specs_change(repo: Repo) -> None:
     assert repo.platform.runs(repo.workspace) == []
 
 
+def test_a_saved_plan_is_refused_once_the_spending_cap_is_lowered_below_it(repo: Repo) -> None:
+    assert repo.cli("plan", "--out", "plan.json").returncode == 0  # 261 paid attempts, under 1000
+    toml = repo.root / "reconciler.toml"
+    toml.write_text(toml.read_text().replace("max_attempts_per_apply = 1000", "max_attempts_per_apply = 100"))
+    done = repo.cli("apply", "plan.json")
+    assert done.returncode == 1 and "stale" in done.stderr
+    assert repo.platform.runs(repo.workspace) == []
+
+
 def test_a_saved_plan_applies_exactly_what_it_shows(repo: Repo) -> None:
     assert repo.cli("plan", "--out", "plan.json", "--target", "tb-smoke").returncode == 0
     repo.cli("apply", "plan.json", check=True)

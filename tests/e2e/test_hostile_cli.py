@@ -151,3 +151,59 @@ def test_a_model_name_with_bidi_overrides_reaches_the_leaderboards_as_escapes(tm
         assert not any(c in text for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
     assert "gpt\\u202e2.5-tpg\\u202c\\u2066x\\u2069" in markdown
     assert "gpt\\u202e2.5-tpg\\u202c\\u2066x\\u2069" in svg
+
+
+@pytest.mark.parametrize(
+    ("out", "says"),
+    [
+        ("", "--out . is a folder"),
+        ("NOTES.md/plan.json", "cannot save the plan to NOTES.md/plan.json"),
+        ("reconciler.toml", "is one of this project's own files (reconciler.toml)"),
+        ("specs/runs/plan.toml", "is one of this project's own files (specs/runs/plan.toml)"),
+        (".reconciler/state.json", "is one of this project's own files (.reconciler/state.json)"),
+    ],
+)
+def test_plan_out_never_writes_over_the_projects_own_files_or_fails_inside(tmp_path: Path, out: str, says: str) -> None:
+    root = make_repo(tmp_path / "repo")
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts}
+    done = cli(root, "plan", "--out", out)
+    assert_clean_failure(done, ExitCode.USAGE, says)
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_apply_of_a_plan_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    os.mkfifo(root / "plan.json")
+    assert_clean_failure(cli(root, "apply", "plan.json", "--auto-approve"), ExitCode.USAGE, "not a regular file")
+
+
+@pytest.mark.parametrize("command", [("wait", "--interval", "inf"), ("logs", "x", "-f", "--interval", "nan")])
+def test_a_poll_interval_that_never_ends_or_never_waits_is_refused(tmp_path: Path, command: tuple[str, ...]) -> None:
+    done = cli(make_repo(tmp_path / "repo"), *command)
+    assert done.returncode == ExitCode.USAGE and "--interval" in done.stderr
+
+
+def test_an_empty_run_name_is_a_run_that_is_not_there(tmp_path: Path) -> None:
+    done = cli(make_repo(tmp_path / "repo"), "download", "")
+    assert done.returncode == 1 and "Benchmark run not found: the name is empty" in done.stdout
+    assert "HTTP 307" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("field", ["author_name", "author_email"])
+def test_a_commit_author_git_would_refuse_is_named_by_validate(tmp_path: Path, field: str) -> None:
+    root = make_repo(tmp_path / "repo")
+    with (root / "reconciler.toml").open("a") as toml:
+        toml.write(f'[commit]\n{field} = "a\\u0000b"\n')
+    done = cli(root, "validate")
+    assert done.returncode != 0 and f"commit.{field}" in done.stdout + done.stderr
+    assert "internal error" not in done.stderr
+
+
+def test_a_secret_value_that_is_not_text_is_refused_before_the_platform(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OSMOSIS_", "GITHUB_", "RECONCILER_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", "secrets", "set", "FOO"],
+        cwd=root, env=env, input=b"\xff\xfe", capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == ExitCode.USAGE and b"FOO on standard input is not UTF-8 text" in done.stderr

@@ -475,3 +475,19 @@ def test_a_stopped_run_shows_stopped_only_once_its_sandboxes_are_cleaned_up(tmp_
 
 def _agent() -> dict[str, Any]:
     return {"model": {"type": "provider", "model": "openai/gpt-5.2", "api_key_secret": "OPENAI_API_KEY"}, "env": {}}
+
+
+def test_a_concurrency_far_above_the_runs_attempts_is_served_like_one_that_fits(tmp_path: Path) -> None:
+    # the simulator keeps no more lanes than the run has attempts: 2**62 is not a list of that size
+    local = Local(tmp_path / "db.sqlite3")
+    try:
+        body = {
+            "experiment_config": {"benchmark": "terminal-bench-2-1"},
+            "agents": [_agent()],
+            "tasks_config": {"task_names": EASY[:1]},
+            "execution_config": {"max_concurrent_attempts": 2**62},
+        }
+        run_id = local.submit(body)
+        assert local.client.get(f"{API}/benchmark-runs/{run_id}").status_code == 200
+    finally:
+        local.close()
