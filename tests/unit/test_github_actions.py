@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
+from reconciler.errors import ConfigError
 from reconciler.github.actions import (
     SUMMARY_LIMIT,
     annotation,
@@ -82,3 +85,13 @@ def test_annotation_escapes_properties_and_message() -> None:
 
 def test_annotation_without_a_place_is_a_plain_command() -> None:
     assert annotation("warning", "no review") == "::warning::no review"
+
+
+@pytest.mark.parametrize("variable", ["GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"])
+def test_a_step_file_that_cannot_be_written_is_named(tmp_path: Path, variable: str) -> None:
+    env = {variable: str(tmp_path)}  # a folder where the runner's file should be
+    with pytest.raises(ConfigError, match=f"{variable} names {tmp_path}, which cannot be written"):
+        if variable == "GITHUB_OUTPUT":
+            set_outputs({"exitcode": "0"}, env)
+        else:
+            append_summary("# plan\n", env)
