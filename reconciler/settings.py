@@ -63,7 +63,8 @@ def find_root(start: Path) -> Path:
     """The nearest directory holding reconciler.toml, else the git worktree top, else `start`."""
     start = start.resolve()
     for candidate in (start, *start.parents):
-        if (candidate / SETTINGS_FILE).is_file():
+        marker = candidate / SETTINGS_FILE
+        if marker.is_file() or marker.exists() or marker.is_symlink():  # what it is, load_project says
             return candidate
     for candidate in (start, *start.parents):
         if (candidate / ".git").exists():
@@ -74,8 +75,14 @@ def find_root(start: Path) -> Path:
 def load_project(start: Path | None = None) -> Project:
     root = find_root(start or Path.cwd())
     path = root / SETTINGS_FILE
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return Project(root, ProjectSettings(), None)
+    if not path.is_file():
+        # a folder, a FIFO or a dangling link where the settings belong: never silently the defaults
+        raise ConfigError(
+            f"{SETTINGS_FILE} in {root} is not a regular file",
+            hint=f"make {SETTINGS_FILE} a file (its settings), or remove it to use the defaults",
+        )
     settings, diags = load_settings(path, SETTINGS_FILE)
     if settings is None:
         details = "\n".join(d.render() for d in diags)

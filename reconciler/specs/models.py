@@ -103,12 +103,21 @@ class CommitSettings(_Table):
     author_email: Annotated[str, AfterValidator(_git_identity_part)] = "reconciler@users.noreply.github.com"
 
 
+def _one_line(value: str | None) -> str | None:
+    """A name sent in a header and written into markers: one line of printable text."""
+    if value is not None and not value.isprintable():
+        raise ValueError("must be one line of printable text (no newline, tab or control character)")
+    return value
+
+
 class ProjectSettings(_Table):
     """`reconciler.toml` at the repository root. Secrets never live here."""
 
     platform: str | None = None
-    workspace: str | None = None
-    owner: str | None = None  # written into each run's ownership marker; default: the GitHub origin
+    workspace: Annotated[str | None, AfterValidator(_one_line)] = None
+    owner: Annotated[str | None, AfterValidator(_one_line)] = (
+        None  # written into each run's ownership marker; default: the GitHub origin
+    )
     specs_dir: str = "specs"
     state_file: str = ".reconciler/state.json"
     outputs_dir: str = ".osmosis/benchmarks"

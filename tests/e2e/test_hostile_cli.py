@@ -207,3 +207,27 @@ def test_a_secret_value_that_is_not_text_is_refused_before_the_platform(tmp_path
         cwd=root, env=env, input=b"\xff\xfe", capture_output=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == ExitCode.USAGE and b"FOO on standard input is not UTF-8 text" in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "dangling link"])
+def test_a_settings_file_that_is_not_a_file_is_refused_not_ignored(tmp_path: Path, kind: str) -> None:
+    root = make_repo(tmp_path / "repo")
+    toml = root / "reconciler.toml"
+    toml.unlink()
+    if kind == "folder":
+        toml.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(toml)
+    else:
+        toml.symlink_to(tmp_path / "missing.toml")
+    assert_clean_failure(cli(root, "validate"), 1, "reconciler.toml in", "is not a regular file")
+
+
+@pytest.mark.parametrize("field", ["workspace", "owner"])
+def test_a_workspace_or_owner_of_several_lines_is_named_by_validate(tmp_path: Path, field: str) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / "reconciler.toml").write_text(f'platform = "local"\nspecs_dir = "specs"\n{field} = "a\\nb"\n')
+    done = cli(root, "validate")
+    assert (
+        done.returncode != 0 and "reconciler.toml:3" in done.stdout + done.stderr and field in done.stdout + done.stderr
+    )

@@ -169,3 +169,11 @@ def test_a_read_only_token_on_the_repositorys_own_pull_request_still_fails(tmp_p
     github.read_only = True  # the workflow forgot `pull-requests: write`: that is for its authors to fix
     done = plan(_example_project(tmp_path), actions_env(tmp_path, github), "--detailed-exitcode")
     assert done.returncode == 1 and "pull-requests: write" in done.stderr
+
+
+def test_on_pull_request_target_a_forks_403_still_fails(tmp_path: Path, github: FakeGitHub) -> None:
+    # pull_request_target runs with the base repository's token, which may write: a 403 is a real problem
+    github.read_only = True
+    env = actions_env(tmp_path, github, head_repo="someone/evals") | {"GITHUB_EVENT_NAME": "pull_request_target"}
+    done = plan(_example_project(tmp_path), env, "--detailed-exitcode")
+    assert done.returncode == 1 and "pull-requests: write" in done.stderr
