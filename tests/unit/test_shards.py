@@ -97,3 +97,13 @@ def test_an_intent_left_by_a_shard_survives_the_merge_once() -> None:
 def test_merging_nothing_changes_nothing() -> None:
     base = State(specs={"a": record("1")})
     assert merge_states(base, []) == (base, [])
+
+
+def test_two_state_files_that_disagree_about_a_runs_marker_both_lose_it() -> None:
+    # a run's marker never changes: one of the two was edited by hand, and only the platform knows
+    ours = Marker(owner="acme/evals", spec_id="tb-compare", fingerprint="f" * 16)
+    forged = ours.model_copy(update={"spec_id": "other"})
+    kept = Marker(owner="acme/evals", spec_id="hle", fingerprint="e" * 16)
+    base = State(markers={"r1": ours, "r2": kept})
+    merged, _ = merge_states(base, [State(markers={"r1": forged, "r2": kept})])
+    assert merged.markers == {"r2": kept}
