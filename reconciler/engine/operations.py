@@ -13,7 +13,9 @@ from ..core.plan import ActionKind, Plan, plan
 from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
 from ..files import read_regular, write_atomic
-from ..settings import Project
+from ..safe_paths import overlaps
+from ..settings import SETTINGS_FILE, Project
+from ..specs.board_paths import reserved_paths
 from .session import RepoSession, open_session
 
 if TYPE_CHECKING:  # apply's and status's modules load when those run: `plan` should not pay for them
@@ -128,12 +130,13 @@ def _refuse_plan_over_project_file(path: Path, project: Project) -> None:
         rel = target.relative_to(project.root.resolve()).as_posix()
     except (OSError, ValueError, RuntimeError):
         return  # outside the project: the user's own place
-    settings = project.settings
-    own = {"reconciler.toml", settings.state_file}
-    rooms = (settings.specs_dir, "templates", ".git", ".reconciler")
-    if rel in own or any(rel == room or rel.startswith(f"{room.rstrip('/')}/") for room in rooms):
+    # the rooms no leaderboard may be written into either (specs, state, outputs, templates, ...)
+    own = [*reserved_paths(project.settings), (SETTINGS_FILE, "the settings file"), (".git", "git's folder")]
+    clash = next((what for room, what in own if overlaps(rel, room)), None)
+    if clash is not None:
         raise UsageError(
-            f"--out {path} is one of this project's own files ({rel}); reconciler never saves a plan over it",
+            f"--out {path} is one of this project's own files ({rel}), in {clash}; reconciler never saves a plan"
+            " over it",
             hint="save the plan elsewhere, such as plan.json or a temporary folder",
         )
 

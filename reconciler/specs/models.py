@@ -88,26 +88,27 @@ class ApplySettings(_Table):
     parallelism: int = Field(default=4, ge=1, le=64)
 
 
+def _one_line(value: str | None) -> str | None:
+    """A name sent in a header, written into markers or into a commit: one line of printable text."""
+    if value is not None and not value.isprintable():
+        raise ValueError("must be one line of printable text (no newline, tab or control character)")
+    return value
+
+
 def _git_identity_part(value: str) -> str:
-    """What git takes as an author's name or email: not blank, no control character, no < or >
-    (git would drop them silently, or refuse the commit after the runs were submitted)."""
+    """What git takes as an author's name or email: one line, not blank, no < or > (git would drop
+    them silently, or refuse the commit after the runs were submitted)."""
+    _one_line(value)
     if not value.strip():
         raise ValueError("must not be empty")
-    if any(c in "<>" or not c.isprintable() for c in value):
-        raise ValueError("must be one line of printable text without < or >")
+    if "<" in value or ">" in value:
+        raise ValueError("must not contain < or >")
     return value
 
 
 class CommitSettings(_Table):
     author_name: Annotated[str, AfterValidator(_git_identity_part)] = "reconciler"
     author_email: Annotated[str, AfterValidator(_git_identity_part)] = "reconciler@users.noreply.github.com"
-
-
-def _one_line(value: str | None) -> str | None:
-    """A name sent in a header and written into markers: one line of printable text."""
-    if value is not None and not value.isprintable():
-        raise ValueError("must be one line of printable text (no newline, tab or control character)")
-    return value
 
 
 class ProjectSettings(_Table):
