@@ -36,8 +36,10 @@ _MAX_WIDTH = re.compile(r"%[-#0 +]*(?:\d{6,}|\d*\.\d{6,})")  # `"%300000000s" % 
 MAX_OUTPUT_CHARS = 8_000_000  # a leaderboard of thousands of rows is well under a million
 MAX_RENDER_SECONDS = 20.0  # a leaderboard of thousands of rows renders in well under a second
 _MAX_PAD = 1_000_000  # no padding filter or string method is asked for a million characters
-_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs", "format", "format_map"})
+_PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
+_FORMAT_METHODS = frozenset({"format", "format_map"})
 _BIG_FORMAT_WIDTH = re.compile(r"\{[^{}]*:[^{}]*\d{7,}[^{}]*\}")  # "{:>1000000000}"
+_WIDTH_FROM_ARGS = re.compile(r"%[-#0 +]*\*|\{[^{}]*:[^{}]*\{")  # "%*s", "{:>{}}": the width is a value
 
 
 class RepositoryLoader(jinja2.BaseLoader):
@@ -131,8 +133,8 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
     def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
         if operator == "**" and isinstance(right, int) and abs(right) > _MAX_EXPONENT:
             raise SecurityError(f"an exponent above {_MAX_EXPONENT} is not allowed in a template")
-        if operator == "%" and isinstance(left, str) and _MAX_WIDTH.search(left):
-            raise SecurityError("a format width of a million or more is not allowed in a template")
+        if operator == "%":
+            _check_widths(left, right if isinstance(right, tuple) else (right,), {}, widths_in_args=False)
         if operator == "*":
             for seq, times in ((left, right), (right, left)):
                 if isinstance(seq, str | list | tuple) and isinstance(times, int) and len(seq) * times > _MAX_REPEAT:
@@ -141,14 +143,16 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
 
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         method = getattr(__obj, "__wrapped__", __obj)  # jinja wraps str.format for its own checks
-        if isinstance(getattr(method, "__self__", None), str) and getattr(method, "__name__", "") in _PADDING_METHODS:
-            _check_widths(method.__self__, args, kwargs)
+        name = getattr(method, "__name__", "")
+        if isinstance(getattr(method, "__self__", None), str) and name in _PADDING_METHODS | _FORMAT_METHODS:
+            _check_widths(method.__self__, args, kwargs, widths_in_args=name in _PADDING_METHODS)
         return super().call(__context, __obj, *args, **kwargs)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        for name in ("center", "indent", "format"):
-            self.filters[name] = _bounded(self.filters[name])
+        for name in ("center", "indent"):
+            self.filters[name] = _bounded(self.filters[name], widths_in_args=True)
+        self.filters["format"] = _bounded(self.filters["format"], widths_in_args=False)
 
     def get_template(self, *args: Any, **kwargs: Any) -> jinja2.Template:
         try:
@@ -163,18 +167,23 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
             raise _template_failure(name, "", exc, line=False) from None
 
 
-def _check_widths(text: object, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    if any(isinstance(v, int) and v > _MAX_PAD for v in (*args, *kwargs.values())):
+def _check_widths(text: object, args: tuple[Any, ...], kwargs: dict[str, Any], *, widths_in_args: bool) -> None:
+    """The one width rule, for padding (`center(n)`: `args` are widths) and for formatting (`%`,
+    `format`: `args` are values, widths only where the format takes them from the values, as
+    `%*s` and `{:>{}}` do). A big number formatted is fine; a big width is not."""
+    if isinstance(text, str):
+        if _BIG_FORMAT_WIDTH.search(text) or _MAX_WIDTH.search(text):
+            raise SecurityError("a format width of a million or more is not allowed in a template")
+        widths_in_args = widths_in_args or bool(_WIDTH_FROM_ARGS.search(text))
+    if widths_in_args and any(isinstance(v, int) and v > _MAX_PAD for v in (*args, *kwargs.values())):
         raise SecurityError(f"a width of {_MAX_PAD:,} characters or more is not allowed in a template")
-    if isinstance(text, str) and (_BIG_FORMAT_WIDTH.search(text) or _MAX_WIDTH.search(text)):
-        raise SecurityError("a format width of a million or more is not allowed in a template")
 
 
-def _bounded(jinja_filter: Callable[..., Any]) -> Callable[..., Any]:
-    """A padding filter that refuses a width of a million or more, in its arguments or its format."""
+def _bounded(jinja_filter: Callable[..., Any], *, widths_in_args: bool) -> Callable[..., Any]:
+    """A padding or format filter under the one width rule (`_check_widths`)."""
 
     def bounded(value: Any, *args: Any, **kwargs: Any) -> Any:
-        _check_widths(value, args, kwargs)
+        _check_widths(value, args, kwargs, widths_in_args=widths_in_args)
         return jinja_filter(value, *args, **kwargs)
 
     return bounded

@@ -73,6 +73,8 @@ CASES = [
     Hostile("expandtabs-a-gigabyte", '{{ "\t".expandtabs(10**9) }}', "a width of 1,000,000 characters or more"),
     Hostile("format-method-width", '{{ "{:>1000000000}".format("x") }}', "a format width of a million or more"),
     Hostile("format-filter-width", '{{ "%*s"|format(10**9, "x") }}', "a width of 1,000,000 characters or more"),
+    Hostile("percent-star-width", '{{ "%*s" % (10**9, "x") }}', "a width of 1,000,000 characters or more"),
+    Hostile("nested-format-width", '{{ "{:>{}}".format("x", 10**9) }}', "a width of 1,000,000 characters or more"),
     # nested past what the parser or Python's compiler takes: still the template's failure, named
     Hostile("parentheses-3000-deep", "{{" + "(" * 3000 + "1" + ")" * 3000 + "}}", "templates/plan.md.j2 cannot be"),
     Hostile(
@@ -109,6 +111,20 @@ def test_a_hostile_plan_template_is_a_render_error_that_leaks_nothing(
     assert case.says in raised.value.message
     assert raised.value.message.startswith("template templates/")
     assert SECRET not in raised.value.render()
+
+
+@pytest.mark.parametrize(
+    ("template", "shown"),
+    [
+        ('{{ "{:,}".format(2500000) }}', "2,500,000"),
+        ('{{ "%d"|format(2500000) }}', "2500000"),
+        ('{{ "%d tokens" % 2500000 }}', "2500000 tokens"),
+        ('{{ "x"|center(9) }}', "    x    "),
+    ],
+)
+def test_a_big_number_formatted_is_not_a_big_width(repo: Path, template: str, shown: str) -> None:
+    (repo / "templates" / "plan.md.j2").write_text(template)
+    assert shown in render_plan(empty_plan(), repo_root=repo)
 
 
 def test_a_template_that_runs_past_the_deadline_is_stopped(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
