@@ -54,12 +54,17 @@ def path_problem(rel: str) -> str | None:
     return None
 
 
+def fold(name: str) -> str:
+    """The key under which names are one file on the file systems that compare case-blind and
+    in one Unicode normal form (macOS takes `café` composed and decomposed for one name)."""
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 def overlaps(rel: str, other: str) -> bool:
     """Whether two repository paths name the same file or folder, or one lies inside the other
-    (compared case-blind and in one Unicode normal form, as on the file systems that are: macOS
-    takes `café` composed and decomposed for one name)."""
-    a = [unicodedata.normalize("NFC", p).casefold() for p in PurePosixPath(rel).parts if p != "."]
-    b = [unicodedata.normalize("NFC", p).casefold() for p in PurePosixPath(other).parts if p != "."]
+    (compared by `fold`)."""
+    a = [fold(p) for p in PurePosixPath(rel).parts if p != "."]
+    b = [fold(p) for p in PurePosixPath(other).parts if p != "."]
     n = min(len(a), len(b))
     return a[:n] == b[:n]
 

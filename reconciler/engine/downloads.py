@@ -18,7 +18,13 @@
                                  something did: a download with nothing new writes nothing
 
 The folder is `output_dir`, else `output_root / run_dir_name(name, id)`. Nothing is ever
-created or written outside it, except reconciler's ledger beside it (`.reconciler/<folder>.json`).
+created or written outside it, except reconciler's ledger beside it (`.reconciler/<folder>.json`;
+inside a folder the user named: reconciler.outputs.bookkeeping).
+
+A folder whose ledger names another run holds that run's outputs (two runs of one name, say
+after the local platform's database was reset): the download is refused before anything is
+written, unless `overwrite`. Keeping what has the manifest's size there would pass the other
+run's files off as this one's, and writing over them would lose that run's results.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from ..errors import ReconcilerError
 from ..osmosis.errors import Conflict, NotFound, PlatformError
 from ..osmosis.models import DownloadUrls
 from ..osmosis.retry import RetryPolicy
-from ..outputs.bookkeeping import Ledger, load_ledger, save_ledger
+from ..outputs.bookkeeping import Ledger, ledger_path, load_ledger, save_ledger
 from ..outputs.index import is_current
 from ..outputs.layout import TYPES, run_dir_name
 from ..outputs.paths import Accepted, TypeSelectionError, parse_types, regular_size, screen
@@ -166,6 +172,16 @@ async def download_run(
             raise DownloadError(f"{folder} exists and is not a folder")
         if folder.is_dir():
             break
+    chosen = output_dir is not None
+    ledger = load_ledger(run_dir, chosen=chosen)
+    if ledger.run_id not in (None, info.id) and not overwrite:
+        raise DownloadError(
+            f"{run_dir} holds the outputs of another run ({ledger.run_id}, as {ledger_path(run_dir, chosen=chosen)}"
+            f" records), not of {name} ({info.id})",
+            hint=f"move {run_dir} away first, or download again with --overwrite to replace its files",
+        )
+    # the ledger's place is checked before any file is written: an unusable one changes nothing
+    save_ledger(run_dir, ledger, chosen=chosen)
 
     manifest = await client.get_manifest(info.id, wanted)
     if not manifest.files:
@@ -179,7 +195,6 @@ async def download_run(
     pending: list[Accepted] = []
     skipped = 0
     breakdown: dict[str, TypeTotals] = {}
-    ledger = load_ledger(run_dir)
     known = ledger.files if ledger.run_id in (None, info.id) else {}
     for item in accepted:
         totals = breakdown.get(item.type, TypeTotals())
@@ -206,6 +221,7 @@ async def download_run(
             types=complete | frozenset(wanted) if recorded else complete,
             files={**known, **{i.path: i.token for i, _ in landed}},
         ),
+        chosen=chosen,
     )
     report = DownloadReport(
         run=RunRef(id=info.id, name=name),

@@ -4,6 +4,10 @@
     .osmosis/benchmarks/.reconciler/<run-dir>.json     {"run_id", "types", "files"}
 
 (No run folder can be named `.reconciler`: run_dir_name never starts a name with a dot.)
+A folder the user named (`download --output DIR`) keeps its ledger inside it, as
+`DIR/.reconciler-ledger.json`: beside it, `-o state` would have been `.reconciler/state.json`,
+the project's state file, and `-o ../x` a file outside the repository. No manifest path can
+take that name (the layout has no top-level dot-file).
 
 - `types`: output types completely downloaded for a terminal run (written only when every
   file of those types landed); `reconciler plan` reads it to know what is on disk.
@@ -12,8 +16,8 @@
   content changes, so a file whose token changed since is downloaded again. Files we did not
   write (no entry) follow the official size rule.
 
-The ledger is rewritten only when its content changes, atomically: a download that brings
-nothing new writes nothing at all. A missing or unreadable ledger means "nothing known".
+The ledger is rewritten only when its content changes, atomically, and never through a symlink
+(safe_paths.writable_path): a download that brings nothing new writes nothing at all. A missing or unreadable ledger means "nothing known".
 Ledgers of older versions, inside the run folder (`.reconciler-download.json`,
 `.reconciler-files.json`), are read when no ledger exists yet and removed once it is written.
 """
@@ -21,15 +25,16 @@ Ledgers of older versions, inside the run folder (`.reconciler-download.json`,
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import json_text
-from ..files import read_regular
+from ..files import read_regular, write_atomic
+from ..safe_paths import writable_path
 
 LEDGER_DIR = ".reconciler"
+CHOSEN_FOLDER_LEDGER = ".reconciler-ledger.json"
 MAX_LEDGER_BYTES = 256 * 1024 * 1024  # a run of a million files
 _LEGACY_RECORD = ".reconciler-download.json"
 _LEGACY_INDEX = ".reconciler-files.json"
@@ -42,33 +47,38 @@ class Ledger:
     files: Mapping[str, str | None] = field(default_factory=dict)
 
 
-def ledger_path(run_dir: Path) -> Path:
-    return run_dir.parent / LEDGER_DIR / f"{run_dir.name}.json"
+def _place(run_dir: Path, chosen: bool) -> tuple[Path, str]:
+    """Where a run folder's ledger lives: a root and the path below it (see the module's note)."""
+    return (run_dir, CHOSEN_FOLDER_LEDGER) if chosen else (run_dir.parent, f"{LEDGER_DIR}/{run_dir.name}.json")
 
 
-def load_ledger(run_dir: Path) -> Ledger:
-    data = _read(ledger_path(run_dir))
+def ledger_path(run_dir: Path, *, chosen: bool = False) -> Path:
+    root, rel = _place(run_dir, chosen)
+    return root / rel
+
+
+def load_ledger(run_dir: Path, *, chosen: bool = False) -> Ledger:
+    data = _read(ledger_path(run_dir, chosen=chosen))
     if data is None:
         return _legacy(run_dir)
     return _parse(data, data)
 
 
-def save_ledger(run_dir: Path, ledger: Ledger) -> bool:
-    """Write the ledger if it differs from what is stored; True when it was written."""
-    stored = _read(ledger_path(run_dir))
+def save_ledger(run_dir: Path, ledger: Ledger, *, chosen: bool = False) -> bool:
+    """Write the ledger if it differs from what is stored; True when it was written. Raises
+    UnsafePathError when a symlink (or something not a folder) is on the way to it."""
+    root, rel = _place(run_dir, chosen)
+    path = writable_path(root, rel)
+    stored = _read(path)
     if stored is None and not ledger.types and not ledger.files:
         return False  # nothing to remember
     if stored is not None and _parse(stored, stored) == ledger:
         return False
-    path = ledger_path(run_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(
         {"run_id": ledger.run_id, "types": sorted(ledger.types), "files": dict(sorted(ledger.files.items()))},
         indent=0,
     )
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, (text + "\n").encode())
     for name in (_LEGACY_RECORD, _LEGACY_INDEX):
         (run_dir / name).unlink(missing_ok=True)
     return True

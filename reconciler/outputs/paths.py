@@ -12,11 +12,14 @@ lowercased and de-duplicated, in the user's order.
     is not summary.csv, results.csv, logs.txt or         outside the fixed run layout
       artifacts/<a>/<b>[/...]
     belongs to a type that was not requested             type not requested
-    appears twice (also: differs only in case, or one    duplicate / conflicting path
-      path is a folder of another, or it is the
-      partial-file name of another)
-    resolves, through a symlink already on disk,         crosses a local symlink
-      to a place outside the run folder
+    appears twice (also: differs only in case or in      duplicate / conflicting path
+      Unicode normal form, as safe_paths.overlaps
+      compares, or one path is a folder of another)
+    has a last segment shaped like a partial file        reserved for partial files
+      (`.<name>.<8 hex>.partial`, any case)
+    passes through a symlink already on disk             crosses a local symlink
+      (wherever it leads: two folders that are one
+      would let one file overwrite another)
 
 A refused path is never opened, created or written; every other path is joined to the run
 folder segment by segment, so the destination is always inside it.
@@ -34,14 +37,19 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..safe_paths import fold
 from .layout import TYPES, category
 
 OUTSIDE_LAYOUT = "Manifest path is outside the fixed run layout"
 NOT_REQUESTED = "Manifest path is outside the requested types"
 DUPLICATE = "Manifest path is a duplicate path"
-SYMLINK = "Manifest path crosses a local symlink that leads outside the run folder"
+SYMLINK = "Manifest path crosses a local symlink, and reconciler never writes through one"
+RESERVED = "Manifest path has the shape of reconciler's partial files"
 PARTIAL_SUFFIX = ".partial"
+NAME_MAX = 255  # bytes in one file name, on every file system reconciler writes to
+_KEY = 8  # hex digits of a partial's key
 _CONTROL = re.compile(r"[\x00-\x1f]")
+_PARTIAL_SHAPE = re.compile(rf"^\..+\.[0-9a-f]{{{_KEY}}}{re.escape(PARTIAL_SUFFIX)}$", re.IGNORECASE | re.DOTALL)
 
 
 class TypeSelectionError(ValueError):
@@ -69,20 +77,33 @@ def parse_types(value: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 def partial_name(name: str, size: int, token: str | None) -> str:
-    """The temporary sibling a file streams into: `.<name>.<key>.partial`.
+    """The temporary sibling a file streams into: `.<stem>.<key>.partial`.
 
     The key is derived from what the manifest says about the file (its size and token), so a
     re-run after a crash finds and resumes the same partial, and a file whose manifest entry
-    changed starts over instead of being stitched from two different versions.
+    changed starts over instead of being stitched from two different versions. The stem is
+    the file's name, cut short (`_stem`) when the partial's name would not fit NAME_MAX.
+    No manifest file can have such a name (RESERVED), so cleaning partials up never removes one.
     """
-    key = hashlib.sha256(f"{size}\x1f{token or ''}".encode()).hexdigest()[:8]
-    return f".{name}.{key}{PARTIAL_SUFFIX}"
+    key = hashlib.sha256(f"{size}\x1f{token or ''}".encode()).hexdigest()[:_KEY]
+    return f".{_stem(name)}.{key}{PARTIAL_SUFFIX}"
+
+
+def _stem(name: str) -> str:
+    """`name`, or when `.<name>.<key>.partial` would be longer than NAME_MAX bytes, its start
+    (whole characters) and `~` and 8 hex digits of its hash: still one stem per name."""
+    room = NAME_MAX - len(f"..{'0' * _KEY}{PARTIAL_SUFFIX}")
+    if len(name.encode()) <= room:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    head = name.encode()[: room - len(digest) - 1].decode(errors="ignore")
+    return f"{head}~{digest}"
 
 
 @functools.lru_cache(maxsize=256)
 def partial_pattern(name: str) -> re.Pattern[str]:
     """Matches the partial-file names of every version of the file `name`."""
-    return re.compile(rf"^\.{re.escape(name)}\.[0-9a-f]{{8}}{re.escape(PARTIAL_SUFFIX)}$")
+    return re.compile(rf"^\.{re.escape(_stem(name))}\.[0-9a-f]{{{_KEY}}}{re.escape(PARTIAL_SUFFIX)}$")
 
 
 @dataclass(frozen=True)
@@ -126,37 +147,30 @@ def layout_problem(path: str) -> str | None:
     return None
 
 
-def escapes(run_dir: Path, segments: Sequence[str], seen: dict[str, bool | None] | None = None) -> bool:
-    """True when joining `segments` onto `run_dir` passes through a symlink leading outside it.
+def through_symlink(run_dir: Path, segments: Sequence[str], seen: dict[str, bool | None] | None = None) -> bool:
+    """True when joining `segments` onto `run_dir` passes through a symlink, wherever it leads.
 
     Only what is on disk now can redirect a write; components that do not exist yet will be
     created by us as plain folders, so they are never links. `seen` carries what was learnt
-    about each prefix across calls (True: leads out; False: missing, so nothing below can;
-    None: exists and stays inside), so a manifest costs one lstat per distinct folder.
+    about each prefix across calls (True: a link; False: missing, so nothing below can be one;
+    None: exists and is not a link), so a manifest costs one lstat per distinct folder.
     """
     memo: dict[str, bool | None] = {} if seen is None else seen
     current = os.fspath(run_dir)
     for segment in segments:
         current = os.path.join(current, segment)  # noqa: PTH118 - str keys: cheaper than Path objects, per file
-        verdict = memo[current] if current in memo else memo.setdefault(current, _prefix_verdict(run_dir, current))
+        verdict = memo[current] if current in memo else memo.setdefault(current, _prefix_verdict(current))
         if verdict is not None:
             return verdict
     return False
 
 
-def _prefix_verdict(run_dir: Path, current: str) -> bool | None:
+def _prefix_verdict(current: str) -> bool | None:
     try:
         mode = os.lstat(current).st_mode
     except OSError:
         return False  # missing: we create the rest as plain folders
-    if not stat.S_ISLNK(mode):
-        return None
-    root = run_dir.resolve()
-    try:
-        resolved = Path(current).resolve()
-    except (OSError, RuntimeError):  # a loop, or a link we may not follow
-        return True
-    return None if resolved == root or root in resolved.parents else True
+    return True if stat.S_ISLNK(mode) else None
 
 
 def screen(
@@ -171,15 +185,10 @@ def screen(
     folded: dict[str, set[str]] = {}
     for path, _size, _token in entries:
         counts[path] = counts.get(path, 0) + 1
-        folded.setdefault(path.casefold(), set()).add(path)
+        folded.setdefault(fold(path), set()).add(path)
     problems = {p: layout_problem(p) for p in counts}
     valid = {p for p, problem in problems.items() if problem is None}
-    folders = {"/".join(p.split("/")[:i]) for p in valid for i in range(1, p.count("/") + 1)}
-    partials = {
-        f"{p.rpartition('/')[0]}/{partial_name(p.rpartition('/')[2], size, token)}".lstrip("/")
-        for p, size, token in entries
-        if p in valid
-    }
+    folders = {fold("/".join(p.split("/")[:i])) for p in valid for i in range(1, p.count("/") + 1)}
 
     accepted: list[Accepted] = []
     refused: list[Refused] = []
@@ -191,12 +200,14 @@ def screen(
             reason = f"{NOT_REQUESTED} ({kind} was not requested)."
         if reason is None and counts[path] > 1:
             reason = f"{DUPLICATE}."
-        if reason is None and len(folded[path.casefold()]) > 1:
-            reason = f"{DUPLICATE} (another path differs from it only in letter case)."
-        if reason is None and (path in folders or path in partials):
+        if reason is None and len(folded[fold(path)]) > 1:
+            reason = f"{DUPLICATE} (another path differs from it only in letter case or Unicode form)."
+        if reason is None and fold(path) in folders:
             reason = f"{DUPLICATE} (another manifest path needs this name)."
         segments = path.split("/")
-        if reason is None and escapes(run_dir, segments, seen):
+        if reason is None and _PARTIAL_SHAPE.match(segments[-1]):
+            reason = f"{RESERVED}."
+        if reason is None and through_symlink(run_dir, segments, seen):
             reason = f"{SYMLINK}."
         if reason is not None:
             refused.append(Refused(path=path, reason=reason))

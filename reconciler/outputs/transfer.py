@@ -69,6 +69,12 @@ except ImportError:  # pragma: no cover - not on Windows
     fcntl = None  # type: ignore[assignment]
 
 MOVED_OUTSIDE = "The destination moved outside the run folder during the download."
+BUSY = "Another download is writing this file right now."
+LINKED = "A folder on this file's path became a symlink during the download; reconciler never writes through one."
+NOT_A_FILE = (
+    "{name} (where this file is first written) is {what}, and reconciler writes only its own regular files"
+    " there. Remove it and download again."
+)
 FOLDER_GROUP = 32  # folders created per hand-off to the folder thread
 FSYNC_THREADS = 2  # fsyncs in flight at once; each thread syncs what is queued in turn
 RELEASE_CACHE_UP_TO = 1 << 20  # files up to this size leave the page cache once durable (_make_durable)
@@ -78,6 +84,9 @@ FILE_RETRY = RetryPolicy(max_attempts=4, base_delay=0.5, max_delay=8.0, max_tota
 _fadvise = getattr(os, "posix_fadvise", None)
 _DONTNEED: int = getattr(os, "POSIX_FADV_DONTNEED", 4)
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_AT = all(f in os.supports_dir_fd for f in (os.open, os.stat, os.rename, os.unlink))
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+)\s*$", re.IGNORECASE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 
@@ -179,10 +188,23 @@ class Transfer:
     async def fetch(self, item: Accepted, url: str) -> Outcome:
         outcome = Outcome()
         try:
-            await self._folder(item.folder)
+            at = await self._folder(item.folder)
+        except _Fail as failed:
+            outcome.error = failed.reason
+            return outcome
+        except OSError as exc:
+            outcome.error = f"Could not create {item.path}: {exc.strerror or exc}"
+            return outcome
+        try:
+            return await self._fetch_at(at, item, url, outcome)
+        finally:
+            at.close()
+
+    async def _fetch_at(self, at: _Folder, item: Accepted, url: str, outcome: Outcome) -> Outcome:
+        try:
             # inline: measured faster than on a thread, where GIL hand-offs cost more than the
             # event loop gains from not waiting for open
-            fd, kept = self._open(item)
+            fd, kept = self._open(at, item)
         except _Fail as failed:
             outcome.error = failed.reason
             return outcome
@@ -206,7 +228,7 @@ class Transfer:
                     closed = True  # the sync still runs: the file is closed once it is over
                     syncing.add_done_callback(functools.partial(_close_when_synced, fd))
                     raise
-                _land(item, self._stale(item))
+                _land(at, item, self._stale(item))
         except _Fail as failed:
             outcome.error = failed.reason
         except OSError as exc:
@@ -214,9 +236,9 @@ class Transfer:
         finally:
             if not closed:
                 os.close(fd)
-        if outcome.error is not None and _size(item.partial) == 0:
+        if outcome.error is not None and at.regular_size(item.partial.name) == 0:
             with contextlib.suppress(OSError):
-                item.partial.unlink()
+                at.unlink(item.partial.name)
         return outcome
 
     def close(self) -> None:
@@ -232,15 +254,35 @@ class Transfer:
             return self._group.durable(fd, release)
         return asyncio.get_running_loop().run_in_executor(self._syncing, _make_durable, fd, release)
 
-    def _open(self, item: Accepted) -> tuple[int, int]:
-        """The partial, opened and locked; and how many of its bytes can be resumed."""
-        fd = os.open(item.partial, _OPEN_FLAGS, 0o644)
+    def _open(self, at: _Folder, item: Accepted) -> tuple[int, int]:
+        """The partial, opened and locked; and how many of its bytes can be resumed.
+
+        Only a regular file is ever opened there, never through a symlink: a link planted at
+        the partial's (predictable) name would otherwise have its target appended to, or
+        truncated, and then renamed over the file. Once locked, the partial must still be the
+        file at that name: a second download that opened it just before the first renamed it
+        into place holds the landed file, which it must not truncate."""
         try:
+            fd = at.open_file(item.partial.name, _OPEN_FLAGS | _NOFOLLOW)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD's answer for a final link
+                raise _Fail(NOT_A_FILE.format(name=item.partial.name, what="a symlink")) from None
+            raise
+        try:
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode):
+                raise _Fail(NOT_A_FILE.format(name=item.partial.name, what="not a regular file"))
             if fcntl is not None:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
-                    raise _Fail("Another download is writing this file right now.") from None
+                    raise _Fail(BUSY) from None
+                try:
+                    now = at.lstat(item.partial.name)
+                except FileNotFoundError:
+                    raise _Fail(BUSY) from None
+                if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
+                    raise _Fail(BUSY)
             kept = os.fstat(fd).st_size
             if self.overwrite or kept > item.size:
                 os.ftruncate(fd, 0)
@@ -250,10 +292,12 @@ class Transfer:
             raise
         return fd, kept
 
-    async def _folder(self, folder: Path) -> None:
+    async def _folder(self, folder: Path) -> _Folder:
         """Wait for the file's folder (asking for it if nobody has); raise what creating it
-        raised. Then look at the folder once more, just before the file is opened in it: the
-        path must still lead to the very folder that was made and checked."""
+        raised. Then open the folder, just before the file is opened in it: the path must still
+        lead to the very folder that was made and checked, and from then on the file is opened,
+        renamed and removed relative to that open folder (`_Folder`), so a folder swapped for a
+        link later cannot send the file elsewhere."""
         path = os.fspath(folder)
         if path not in self._ready:
             self._create(asyncio.get_running_loop(), [path])
@@ -268,9 +312,14 @@ class Transfer:
             raise failure
         # the folder the path leads to now (every symlink on the way followed) must be the one
         # that was checked: a folder, or any folder above it, swapped for a link since is refused
-        now = os.stat(path)  # noqa: PTH116 - a str path, per file
-        if (now.st_dev, now.st_ino) != self._identity.get(path):
-            raise _Fail(MOVED_OUTSIDE)
+        at = _Folder.open(path)
+        try:
+            if at.identity() != self._identity.get(path):
+                raise _Fail(MOVED_OUTSIDE)
+        except BaseException:
+            at.close()
+            raise
+        return at
 
     def _make_folders(self, paths: list[str]) -> dict[str, Exception]:
         """On the folder thread: create and check each folder (see `_make_folder`); what failed."""
@@ -284,14 +333,14 @@ class Transfer:
         return failures
 
     def _make_folder(self, path: str) -> None:
-        """Create a file's folder once, and check it still resolves inside the run folder.
+        """Create a file's folder once, and check it is a real folder inside the run folder.
 
-        The manifest screen already refused paths through symlinks leading out; this catches
-        a link that appeared since (and `_folder` looks again just before the file is opened:
-        this runs ahead of the files, on the folder thread). Folders are
-        checked from the run folder down: a real folder (not a symlink) in a checked folder is
-        inside too (one lstat); a symlink is resolved in full. (Paths are strings here: this
-        runs once per file, and pathlib's objects cost more than the system calls.)
+        The manifest screen already refused paths through symlinks; this catches a link that
+        appeared since (and `_folder` looks again just before the file is opened: this runs
+        ahead of the files, on the folder thread). Folders are checked from the run folder
+        down: a real folder (not a symlink) in a checked folder is inside too (one lstat).
+        (Paths are strings here: this runs once per file, and pathlib's objects cost more than
+        the system calls.)
         """
         parent = os.path.dirname(path)  # noqa: PTH120 - a str path (see above)
         if path == self._root or parent == path:
@@ -308,10 +357,9 @@ class Transfer:
             except FileExistsError:
                 created = False
             mode = os.lstat(path).st_mode
-            if stat.S_ISLNK(mode):
-                if not inside(self.run_dir, Path(path, "_")):
-                    raise _Fail(MOVED_OUTSIDE)
-            elif not stat.S_ISDIR(mode):
+            if stat.S_ISLNK(mode):  # wherever it leads (paths.SYMLINK): it appeared since the screen
+                raise _Fail(LINKED)
+            if not stat.S_ISDIR(mode):
                 raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path)
         checked = os.stat(path)  # noqa: PTH116 - a str path (see above)
         self._identity[path] = (checked.st_dev, checked.st_ino)
@@ -418,12 +466,73 @@ class Transfer:
             raise _Retry(f"The download ended after {written} of {item.size} bytes.")
 
 
-def _land(item: Accepted, stale: list[Path]) -> None:
+def _land(at: _Folder, item: Accepted, stale: list[Path]) -> None:
     """In place (the partial is durable already): rename it over the target; then remove
     partials of other versions of the file, unless another process holds them."""
-    os.replace(item.partial, item.target)  # noqa: PTH105 - Path.replace builds a Path to return, per file
+    at.replace(item.partial.name, item.target.name)
     for path in stale:
-        _remove_unless_locked(path)
+        at.remove_unless_locked(path.name)
+
+
+class _Folder:
+    """A file's folder, held open: names are opened, renamed and removed relative to it (the
+    `*at` system calls), so what was checked is where they land. Where the system lacks those
+    calls (Windows), full paths are used instead."""
+
+    __slots__ = ("fd", "path")
+
+    def __init__(self, path: str, fd: int | None) -> None:
+        self.path = path
+        self.fd = fd
+
+    @classmethod
+    def open(cls, path: str) -> _Folder:
+        return cls(path, os.open(path, _DIR_FLAGS) if _AT else None)
+
+    def identity(self) -> tuple[int, int]:
+        st = os.fstat(self.fd) if self.fd is not None else os.stat(self.path)  # noqa: PTH116 - a str path
+        return (st.st_dev, st.st_ino)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def _name(self, name: str) -> str:
+        return name if self.fd is not None else os.path.join(self.path, name)  # noqa: PTH118 - str paths, per file
+
+    def open_file(self, name: str, flags: int) -> int:
+        return os.open(self._name(name), flags, 0o644, dir_fd=self.fd)
+
+    def lstat(self, name: str) -> os.stat_result:
+        return os.stat(self._name(name), dir_fd=self.fd, follow_symlinks=False)
+
+    def regular_size(self, name: str) -> int | None:
+        try:
+            st = self.lstat(name)
+        except OSError:
+            return None
+        return st.st_size if stat.S_ISREG(st.st_mode) else None
+
+    def unlink(self, name: str) -> None:
+        os.unlink(self._name(name), dir_fd=self.fd)
+
+    def replace(self, name: str, target: str) -> None:
+        os.replace(self._name(name), self._name(target), src_dir_fd=self.fd, dst_dir_fd=self.fd)
+
+    def remove_unless_locked(self, name: str) -> None:
+        try:
+            fd = self.open_file(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | _NOFOLLOW)
+        except OSError:
+            return
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self.unlink(name)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def _make_durable(fd: int, release: bool) -> None:
@@ -563,21 +672,6 @@ def _partial_names(folder: str) -> set[str]:
         return set()
 
 
-def _remove_unless_locked(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        path.unlink()
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _range_matches(value: str | None, offset: int, size: int) -> bool:
     match = _CONTENT_RANGE.match(value or "")
     if match is None:
@@ -592,10 +686,3 @@ def _write_all(fd: int, data: bytes, offset: int) -> None:
     while view:
         n = os.pwrite(fd, view, offset)
         view, offset = view[n:], offset + n
-
-
-def _size(path: Path) -> int | None:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return None

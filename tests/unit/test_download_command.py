@@ -69,6 +69,7 @@ def test_a_partial_download_exits_1_and_lists_each_failure(
 def test_output_names_the_run_folder(fake: FakePlatform, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, _ = cli(capsys, RUN_NAME, "--output", "here")
     assert code == 0 and sorted(p.name for p in (tmp_path / "here").iterdir()) == [
+        ".reconciler-ledger.json",  # a folder the user named keeps reconciler's ledger inside it
         "results.csv",
         "summary.csv",
     ]

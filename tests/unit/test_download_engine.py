@@ -18,9 +18,10 @@ from reconciler.engine.downloads import (
     OutputsNotAvailable,
     download_run,
 )
-from reconciler.outputs.bookkeeping import ledger_path
+from reconciler.outputs.bookkeeping import CHOSEN_FOLDER_LEDGER, ledger_path
 from reconciler.outputs.layout import run_dir_name, types_on_disk
 from reconciler.outputs.paths import partial_name
+from reconciler.safe_paths import UnsafePathError
 
 from .download_fake import FAST_RETRY, RUN_ID, RUN_NAME, FakePlatform, sample_files
 
@@ -324,3 +325,103 @@ def test_a_ledger_left_inside_the_run_folder_by_an_older_version_moves_beside_it
     run(FakePlatform(sample_files()), tmp_path, types=("summary",))
     assert not (folder / ".reconciler-download.json").exists() and not (folder / ".reconciler-files.json").exists()
     assert types_on_disk(folder, RUN_ID) == {"logs", "summary"}
+
+
+# --- what lies in the run folder is never written through (the first promise) ---------------
+
+
+def test_a_symlink_planted_at_a_partials_name_is_never_written_through(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    folder = run_dir(tmp_path / "repo")
+    folder.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"precious")
+    size = len(fake.files["summary.csv"])
+    (folder / partial_name("summary.csv", size, "tok-summary.csv")).symlink_to(victim)
+    report = run(fake, tmp_path / "repo")
+    assert victim.read_bytes() == b"precious"
+    assert not (folder / "summary.csv").exists()
+    [failure] = report.files_failed
+    assert failure.path == "summary.csv" and "is a symlink" in failure.error and "Remove it" in failure.error
+
+
+def test_a_folder_swapped_for_a_link_during_the_transfer_sends_nothing_where_the_link_leads(tmp_path: Path) -> None:
+    fake = FakePlatform({"artifacts/r1/trace.json": b"{}" * 10})
+    folder = run_dir(tmp_path / "repo") / "artifacts" / "r1"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def swap(path: str) -> None:  # while the body is on its way: the file is open in the checked folder
+        folder.rename(tmp_path / "moved")
+        folder.symlink_to(elsewhere, target_is_directory=True)
+
+    fake.on_file_request = swap
+    run(fake, tmp_path / "repo")
+    assert list(elsewhere.iterdir()) == []
+    assert (tmp_path / "moved" / "trace.json").read_bytes() == b"{}" * 10  # it stayed in the folder that was checked
+
+
+def test_a_long_file_name_lands(tmp_path: Path) -> None:
+    """The partial's name adds 18 bytes: a legal 245-byte name must still fit."""
+    name = f"artifacts/r1/{'n' * 241}.txt"
+    fake = FakePlatform({name: b"data"})
+    assert run(fake, tmp_path).status == "success" and on_disk(tmp_path) == {name: b"data"}
+
+
+# --- a folder that holds another run's outputs ------------------------------------------------
+
+
+def other_runs_folder(root: Path) -> Path:
+    """The run folder as another run of the same name left it: its ledger, and a summary of the same size."""
+    folder = run_dir(root)
+    folder.mkdir(parents=True)
+    theirs = b"y" * len(sample_files()["summary.csv"])
+    (folder / "summary.csv").write_bytes(theirs)
+    ledger_path(folder).parent.mkdir()
+    ledger_path(folder).write_text(json.dumps({"run_id": "run-of-another-day", "types": ["summary"], "files": {}}))
+    return folder
+
+
+def test_a_folder_holding_another_runs_outputs_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    folder = other_runs_folder(tmp_path)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    fake = FakePlatform(sample_files())
+    with pytest.raises(DownloadError, match="holds the outputs of another run") as caught:
+        run(fake, tmp_path, types=("summary",))
+    assert caught.value.hint is not None and "--overwrite" in caught.value.hint
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert fake.manifest_requests == 0 and folder.is_dir()
+
+
+def test_overwrite_replaces_another_runs_outputs_even_at_the_same_size(tmp_path: Path) -> None:
+    folder = other_runs_folder(tmp_path)
+    fake = FakePlatform(sample_files())
+    report = run(fake, tmp_path, types=("summary",), overwrite=True)
+    assert report.files_downloaded == 1 and (folder / "summary.csv").read_bytes() == fake.files["summary.csv"]
+    assert types_on_disk(folder, RUN_ID) == {"summary"}
+
+
+# --- the ledger's place ------------------------------------------------------------------------
+
+
+def test_a_folder_the_user_named_keeps_its_ledger_inside_it(tmp_path: Path) -> None:
+    """`download -o state` at a project's root must not write `.reconciler/state.json` (the state file)."""
+    state = tmp_path / ".reconciler" / "state.json"
+    state.parent.mkdir()
+    state.write_text('{"version": 1}\n')
+    run(FakePlatform(sample_files()), tmp_path, output_dir=tmp_path / "state")
+    assert state.read_text() == '{"version": 1}\n'
+    assert ledger_path(tmp_path / "state", chosen=True) == tmp_path / "state" / CHOSEN_FOLDER_LEDGER
+    assert types_on_disk(tmp_path / "state", RUN_ID) == frozenset()  # plan reads only the outputs root's ledgers
+    assert run(FakePlatform(sample_files()), tmp_path, output_dir=tmp_path / "state").files_skipped == 5
+
+
+def test_a_ledger_folder_that_is_a_symlink_is_refused_before_any_file_is_written(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "outputs"
+    root.mkdir()
+    (root / ".reconciler").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(UnsafePathError, match="symlink"):
+        run(FakePlatform(sample_files()), root)
+    assert list(elsewhere.iterdir()) == [] and not run_dir(root).exists()

@@ -9,12 +9,15 @@ import pytest
 from reconciler.outputs.layout import TYPES
 from reconciler.outputs.paths import (
     DUPLICATE,
+    NAME_MAX,
     NOT_REQUESTED,
     OUTSIDE_LAYOUT,
+    RESERVED,
     SYMLINK,
     TypeSelectionError,
     parse_types,
     partial_name,
+    partial_pattern,
     screen,
 )
 
@@ -147,12 +150,45 @@ def test_a_symlinked_file_leading_outside_is_refused(tmp_path: Path) -> None:
     assert reasons([("summary.csv", 1, None)], run_dir) == {"summary.csv": f"{SYMLINK}."}
 
 
-def test_a_symlink_that_stays_inside_the_run_folder_is_allowed(tmp_path: Path) -> None:
+def test_a_symlink_that_stays_inside_the_run_folder_is_refused_too(tmp_path: Path) -> None:
+    """Two folders that are one would let one run's file overwrite another's (`artifacts/r2 -> r1`)."""
     run_dir = tmp_path / "run"
-    (run_dir / "real").mkdir(parents=True)
-    (run_dir / "artifacts").symlink_to(run_dir / "real", target_is_directory=True)
-    accepted, refused = screen([("artifacts/r1/x.txt", 1, None)], ALL, run_dir)
-    assert refused == [] and len(accepted) == 1
+    (run_dir / "artifacts" / "r1").mkdir(parents=True)
+    (run_dir / "artifacts" / "r2").symlink_to(run_dir / "artifacts" / "r1", target_is_directory=True)
+    found = reasons([("artifacts/r1/trace.json", 1, None), ("artifacts/r2/trace.json", 1, None)], run_dir)
+    assert found == {"artifacts/r2/trace.json": f"{SYMLINK}."}
+
+
+@pytest.mark.parametrize("name", [".x.0123abcd.partial", ".X.0123ABCD.PARTIAL", ".a b.ffffffff.partial"])
+def test_a_name_shaped_like_a_partial_file_is_reserved(tmp_path: Path, name: str) -> None:
+    """Cleaning up old partials must never remove an artifact: none can have a partial's name."""
+    path = f"artifacts/r1/{name}"
+    assert reasons([(path, 1, None)], tmp_path) == {path: f"{RESERVED}."}
+
+
+def test_paths_differing_only_in_unicode_form_are_refused(tmp_path: Path) -> None:
+    composed, decomposed = "artifacts/r/caf\u00e9.txt", "artifacts/r/cafe\u0301.txt"
+    assert set(reasons([(composed, 1, None), (decomposed, 1, None)], tmp_path)) == {composed, decomposed}
+
+
+def test_a_file_that_is_another_files_folder_in_another_case_is_refused(tmp_path: Path) -> None:
+    found = reasons([("artifacts/r/X", 1, None), ("artifacts/r/x/y", 1, None)], tmp_path)
+    assert list(found) == ["artifacts/r/X"]
+
+
+@pytest.mark.parametrize("length", [200, 237, 238, 245, 255])
+def test_a_partial_name_always_fits_one_file_name(length: int) -> None:
+    name = "a" * (length - 4) + ".txt"
+    partial = partial_name(name, 10, "tok")
+    assert len(partial.encode()) <= NAME_MAX
+    assert partial_pattern(name).match(partial)
+    assert not partial_pattern("b" + name[1:]).match(partial)
+
+
+def test_a_long_multibyte_name_is_cut_on_a_character_boundary() -> None:
+    name = "\u00e9" * 120  # 240 bytes
+    partial = partial_name(name, 1, None)
+    assert len(partial.encode()) <= NAME_MAX and partial_pattern(name).match(partial)
 
 
 def test_a_symlink_loop_is_refused(tmp_path: Path) -> None:
