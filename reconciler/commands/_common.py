@@ -39,6 +39,19 @@ def target_option(func: F) -> F:
     )(func)
 
 
+def lock_timeout_option(default: float = 0.0) -> Callable[[F], F]:
+    """`--lock-timeout`: every command that writes the state file holds the repository's lock."""
+    from ._params import SECONDS
+
+    return click.option(
+        "--lock-timeout",
+        type=SECONDS,
+        default=default,
+        show_default=True,
+        help="Seconds to wait for another reconciler's lock.",
+    )
+
+
 class Interrupted(ReconcilerError):
     """Ctrl-C: one line and exit 130, never a traceback (click would turn it into a bare `Abort`)."""
 

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ._common import platform_options, target_option
-from ._params import SECONDS
+from ._common import lock_timeout_option, platform_options, target_option
 
 if TYPE_CHECKING:
     from ..core.plan import Plan
@@ -31,13 +30,7 @@ if TYPE_CHECKING:
     metavar="SPEC_ID",
     help="Submit this spec's current config again on purpose, stopping its active run first (repeatable; paid).",
 )
-@click.option(
-    "--lock-timeout",
-    type=SECONDS,
-    default=0.0,
-    show_default=True,
-    help="Seconds to wait for another reconciler's lock.",
-)
+@lock_timeout_option()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @platform_options
 def command(

@@ -4,7 +4,7 @@ import sys
 
 import click
 
-from ._common import platform_options, target_option
+from ._common import lock_timeout_option, platform_options, target_option
 from ._params import SECONDS
 
 
@@ -31,13 +31,7 @@ from ._params import SECONDS
     help="Submit this spec's current config again on purpose (repeatable; paid).",
 )
 @click.option("--allow-empty", is_flag=True, help="Accept a repository with no run specs even though it owns runs.")
-@click.option(
-    "--lock-timeout",
-    type=SECONDS,
-    default=60.0,
-    show_default=True,
-    help="Seconds to wait for another reconciler's lock.",
-)
+@lock_timeout_option(60.0)
 @click.option(
     "--github-results",
     is_flag=True,

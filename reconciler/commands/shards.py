@@ -1,8 +1,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+from ._common import lock_timeout_option
+
+if TYPE_CHECKING:
+    from ..settings import Project
 
 
 @click.command("shards")
@@ -34,7 +40,8 @@ import click
     metavar="FILE",
     help="Instead: fold these state files of shard jobs into this repository's state file (repeatable).",
 )
-def command(count: int | None, fmt: str, github_output: bool, merge: tuple[Path, ...]) -> None:
+@lock_timeout_option()
+def command(count: int | None, fmt: str, github_output: bool, merge: tuple[Path, ...], lock_timeout: float) -> None:
     """List the shards of the scheduled reconcile, for a GitHub Actions matrix.
 
     Each shard is a set of run spec ids for `reconciler reconcile --target ...`:
@@ -49,7 +56,7 @@ def command(count: int | None, fmt: str, github_output: bool, merge: tuple[Path,
 
     project = load_project()
     if merge:
-        _merge(project.root / project.settings.state_file, merge)
+        _merge(project, merge, lock_timeout)
         return
     desired, _ = load_desired(project)
     specs = [(d.spec.id, d.spec.config.experiment.benchmark) for d in desired.runs]
@@ -69,10 +76,12 @@ def command(count: int | None, fmt: str, github_output: bool, merge: tuple[Path,
         click.echo(f"{shard.name}: {' '.join(shard.targets)}")
 
 
-def _merge(target: Path, files: tuple[Path, ...]) -> None:
+def _merge(project: Project, files: tuple[Path, ...], lock_timeout: float) -> None:
+    from ..engine.lock import project_lock
     from ..engine.shard_state import merge_states
     from ..engine.state import load_state, save_state
     from ..errors import ConfigError
+    from ..safe_paths import writable_path
 
     missing = [str(f) for f in files if not f.is_file()]
     if missing:
@@ -80,7 +89,11 @@ def _merge(target: Path, files: tuple[Path, ...]) -> None:
             f"state file(s) not found, nothing was merged: {', '.join(missing)}",
             hint="pass the state files the shard jobs uploaded",
         )
-    merged, changed = merge_states(load_state(target), [load_state(f) for f in sorted(files)])
-    save_state(target, merged)
+    # the state file as apply writes it: under the repository's lock, never through a symlink
+    project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
+    target = writable_path(project.root, project.settings.state_file)
+    with project_lock(project, timeout=lock_timeout):
+        merged, changed = merge_states(load_state(target), [load_state(f) for f in sorted(files)])
+        save_state(target, merged)
     listed = ", ".join(changed) or "none"
     click.echo(f"merged {len(files)} shard state file(s) into {target.name}; spec records changed: {listed}")

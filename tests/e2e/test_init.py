@@ -224,3 +224,41 @@ def test_merging_a_missing_shard_state_names_it_and_writes_nothing(sharded: Path
     assert done.returncode != 0
     assert "state file(s) not found, nothing was merged: shard-a/state.json" in done.stderr
     assert not (sharded / ".reconciler/state.json").exists()
+
+
+def shard_state(sharded: Path) -> Path:
+    shard = sharded / "shard-a.json"
+    shard.write_text('{"version": 1, "specs": {"runs/x": {"run_id": "r-1", "run_name": "n-1", "fingerprint": "f"}}}\n')
+    return shard
+
+
+def test_merging_shard_states_waits_for_the_repository_lock(sharded: Path) -> None:
+    from reconciler.engine.lock import repository_lock
+
+    shard = shard_state(sharded)
+    with repository_lock(sharded / ".reconciler/lock"):
+        done = run(sharded, "shards", "--merge-state", str(shard))
+    assert done.returncode == 1 and "another reconciler holds the lock" in done.stderr
+    assert not (sharded / ".reconciler/state.json").exists()
+    assert run(sharded, "shards", "--merge-state", str(shard)).returncode == 0
+
+
+def test_merging_shard_states_never_writes_through_a_symlinked_state_folder(sharded: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (sharded / ".reconciler").symlink_to(outside, target_is_directory=True)
+    done = run(sharded, "shards", "--merge-state", str(shard_state(sharded)))
+    assert done.returncode == 1 and "is a symlink" in done.stderr and "Traceback" not in done.stderr
+    assert list(outside.iterdir()) == []
+
+
+def test_render_waits_for_the_repository_lock(scaffolded: Path) -> None:
+    """render writes the state file too: beside an apply it would save an older copy over the new one."""
+    from reconciler.engine.lock import repository_lock
+
+    with repository_lock(scaffolded / ".reconciler/lock"):
+        done = run(scaffolded, "render")
+        checked = run(scaffolded, "render", "--check")
+    assert done.returncode == 1 and "another reconciler holds the lock" in done.stderr
+    assert not (scaffolded / ".reconciler/state.json").exists()
+    assert "holds the lock" not in checked.stderr  # --check writes nothing and takes no lock
