@@ -240,7 +240,7 @@ def _review(project: Project, base: str | None, *, explicit: bool) -> Review | N
     except ReconcilerError as exc:
         if explicit:
             raise
-        from ..github.actions import annotation
+        from ..workflow_commands import annotation
 
         click.echo(annotation("warning", f"no spec review against {base}: {exc.message}"))
         return None
@@ -263,7 +263,7 @@ def _pull_request_review(project: Project, github: GitHubContext) -> Review | No
     try:
         fetch_base_commit(project.root, sha)
     except ReconcilerError as exc:
-        from ..github.actions import annotation
+        from ..workflow_commands import annotation
 
         click.echo(annotation("warning", f"no spec review against the base commit {sha[:12]}: {exc.message}"))
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ def connect_project(project: Project, *, platform_flag: str | None, workspace_fl
         git_identity=None if workspace else identity,
     )
     database = local_database(project.root).resolve() if platform == LOCAL_PLATFORM else None
+    if database is not None:
+        _warn_if_simulated_in_actions()
     return Connection(client, platform, owner, workspace, identity, database)
 
 
@@ -64,3 +67,18 @@ async def open_client(
     connection = connect_project(project, platform_flag=platform_flag, workspace_flag=workspace_flag)
     async with connection.client:
         yield connection
+
+
+SIMULATED_IN_ACTIONS = (
+    'platform = "local": this job talks to a simulated platform inside the runner, and nothing reaches'
+    " Osmosis. Set platform in reconciler.toml to the platform's URL (or OSMOSIS_PLATFORM_URL) to act on real runs."
+)
+
+
+def _warn_if_simulated_in_actions() -> None:
+    """A scaffold pushed unchanged would otherwise go green on a throwaway platform, every job."""
+    from ..workflow_commands import annotation
+
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        # stderr: the runner reads workflow commands there too, and stdout may be a JSON document
+        sys.stderr.write(annotation("warning", SIMULATED_IN_ACTIONS, title="reconciler: local platform") + "\n")

@@ -6,6 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from ..workflow_commands import escape_data, escape_property
 from .visible import visible
 
 KeyPath = tuple[str | int, ...]
@@ -59,15 +60,6 @@ class Diagnostic(BaseModel):
         if self.hint:
             body += f" ({self.hint})"
         return (
-            f"::{level} file={_escape_property(visible(self.file))},line={self.line},col={self.col},"
-            f"title={_escape_property(self.code)}::{_escape_data(visible(body))}"
+            f"::{level} file={escape_property(visible(self.file))},line={self.line},col={self.col},"
+            f"title={escape_property(self.code)}::{escape_data(visible(body))}"
         )
-
-
-def _escape_data(text: str) -> str:
-    # GitHub's workflow-command encoding: without it a newline ends the annotation early.
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")

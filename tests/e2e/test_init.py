@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -262,3 +263,18 @@ def test_render_waits_for_the_repository_lock(scaffolded: Path) -> None:
     assert done.returncode == 1 and "another reconciler holds the lock" in done.stderr
     assert not (scaffolded / ".reconciler/state.json").exists()
     assert "holds the lock" not in checked.stderr  # --check writes nothing and takes no lock
+
+
+def test_the_scaffold_pushed_unchanged_warns_that_actions_talk_to_a_simulated_platform(scaffolded: Path) -> None:
+    env = clean_env() | {"GITHUB_ACTIONS": "true", "CI": "true", "GITHUB_REPOSITORY": "acme/evals"}
+    done = subprocess.run(
+        [RECONCILER, "plan", "--format", "json"], cwd=scaffolded, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith('::warning title=reconciler%3A local platform::platform = "local"')
+    assert "nothing reaches Osmosis" in done.stderr
+    assert json.loads(done.stdout)["has_changes"] is True  # stdout stays the JSON document
+
+
+def test_outside_actions_the_local_platform_is_not_warned_about(scaffolded: Path) -> None:
+    assert "::warning" not in run(scaffolded, "plan").stderr

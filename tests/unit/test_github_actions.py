@@ -10,12 +10,12 @@ import pytest
 from reconciler.errors import ConfigError
 from reconciler.github.actions import (
     SUMMARY_LIMIT,
-    annotation,
     append_summary,
     fit_summary,
     output_block,
     set_outputs,
 )
+from reconciler.workflow_commands import annotation
 
 
 def parse_outputs(text: str) -> dict[str, str]:
