@@ -98,6 +98,8 @@ def command(
         github = context_from_env()  # fails now, naming the missing variable, before any work
     if github is not None or in_actions():
         _validate_or_exit(project, github)
+    if github is not None and _fork_without_token(project, github, platform):
+        return
     if base_ref is not None:
         review = _review(project, base_ref, explicit=True)
     else:
@@ -206,6 +208,25 @@ def apply_command(
     for spec_id in replace:
         words += ["--replace", spec_id]
     return shlex.join(words)
+
+
+def _fork_without_token(project: Project, github: GitHubContext, platform: str | None) -> bool:
+    """A fork's pull request against a real platform gets no OSMOSIS_TOKEN from GitHub: say so
+    (warning, job summary) and exit 0 with the specs validated, instead of failing a check the
+    contributor cannot fix."""
+    import os
+
+    from ..github.publish import FORK_WITHOUT_TOKEN, fork_without_secrets, publish_fork_without_token
+    from ..settings import LOCAL_PLATFORM, resolve_platform
+    from ..workflow_commands import annotation
+
+    if not fork_without_secrets(github) or os.environ.get("OSMOSIS_TOKEN", "").strip():
+        return False
+    if resolve_platform(project, platform) == LOCAL_PLATFORM:
+        return False
+    publish_fork_without_token(github)
+    click.echo(annotation("warning", FORK_WITHOUT_TOKEN, title="reconciler plan"), err=True)
+    return True
 
 
 def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:

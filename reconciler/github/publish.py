@@ -80,10 +80,28 @@ def _post(
             # a fork's pull request runs with a read-only token whatever the workflow asks for: the
             # plan is in the job summary, and the check says what the plan says, not "403"
             # (pull_request_target runs with a token that can write: a 403 there is a real problem)
-            event = (os.environ if env is None else env).get("GITHUB_EVENT_NAME", "")
-            if ctx.pull_request.from_fork and event == "pull_request":
+            if fork_without_secrets(ctx, env):
                 return StickyResult("read-only", None)
             raise
+
+
+def fork_without_secrets(ctx: GitHubContext, env: Mapping[str, str] | None = None) -> bool:
+    """A fork's `pull_request` run: GitHub gives it a read-only token and no repository secrets.
+    (`pull_request_target` runs in the base repository, with both.)"""
+    event = (os.environ if env is None else env).get("GITHUB_EVENT_NAME", "")
+    return ctx.pull_request.from_fork and event == "pull_request"
+
+
+FORK_WITHOUT_TOKEN = (
+    "this pull request comes from a fork, and GitHub gives a fork's workflow no repository secrets, so"
+    " OSMOSIS_TOKEN is empty and the plan was not computed; the specs are valid. The plan runs once the"
+    " change is merged (apply), or run `reconciler plan` on a checkout of this branch with a token."
+)
+
+
+def publish_fork_without_token(ctx: GitHubContext, env: Mapping[str, str] | None = None) -> None:
+    """The job summary and a warning annotation, in place of a plan the job cannot compute."""
+    append_summary(f"### reconciler plan: not computed\n\n{FORK_WITHOUT_TOKEN}\n", env)
 
 
 def publish_plan(

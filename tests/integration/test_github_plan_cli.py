@@ -177,3 +177,36 @@ def test_on_pull_request_target_a_forks_403_still_fails(tmp_path: Path, github: 
     env = actions_env(tmp_path, github, head_repo="someone/evals") | {"GITHUB_EVENT_NAME": "pull_request_target"}
     done = plan(_example_project(tmp_path), env, "--detailed-exitcode")
     assert done.returncode == 1 and "pull-requests: write" in done.stderr
+
+
+def _platform_project(tmp_path: Path) -> Path:
+    root = _example_project(tmp_path)
+    # a real platform, by URL: nothing listens there, and nothing may be asked of it without a token
+    (root / "reconciler.toml").write_text('platform = "http://127.0.0.1:9"\nworkspace = "gh"\n')
+    return root
+
+
+def test_a_fork_pull_request_gets_no_token_and_a_warning_instead_of_a_failed_check(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    # GitHub: "With the exception of GITHUB_TOKEN, secrets are not passed to the runner when a
+    # workflow is triggered from a forked repository."
+    env = actions_env(tmp_path, github, head_repo="someone/evals") | {"OSMOSIS_TOKEN": ""}
+    done = plan(_platform_project(tmp_path), env, "--detailed-exitcode")
+    assert done.returncode == 0, done.stderr
+    assert "::warning title=reconciler plan::this pull request comes from a fork" in done.stderr
+    summary = (tmp_path / "summary.md").read_text()
+    assert "reconciler plan: not computed" in summary and "the specs are valid" in summary
+
+
+def test_a_fork_pull_request_with_invalid_specs_still_fails_without_a_token(tmp_path: Path, github: FakeGitHub) -> None:
+    root = _platform_project(tmp_path)
+    (root / "specs/runs/broken.toml").write_text("[experiment]\nbenchmark = 3\n")
+    env = actions_env(tmp_path, github, head_repo="someone/evals") | {"OSMOSIS_TOKEN": ""}
+    done = plan(root, env, "--detailed-exitcode")
+    assert done.returncode == 1 and "broken.toml" in done.stdout
+
+
+def test_the_repositorys_own_pull_request_without_a_token_still_fails(tmp_path: Path, github: FakeGitHub) -> None:
+    done = plan(_platform_project(tmp_path), actions_env(tmp_path, github) | {"OSMOSIS_TOKEN": ""})
+    assert done.returncode == 1 and "no token for the Osmosis platform" in done.stderr
