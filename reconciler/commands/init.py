@@ -22,6 +22,7 @@ SCAFFOLD: tuple[tuple[str, str], ...] = (
 VERSION_PLACEHOLDER = "@RECONCILER_VERSION@"
 # --sharded: the matrix variant takes the place of the single reconcile job
 SHARDED = {"scaffold/workflows/reconcile.yml": "scaffold/workflows/reconcile-sharded.yml"}
+RECONCILE_WORKFLOW = ".github/workflows/reconcile.yml"
 
 
 def scaffold_files(*, sharded: bool = False) -> dict[str, str]:
@@ -40,9 +41,49 @@ def scaffold_files(*, sharded: bool = False) -> dict[str, str]:
     return out
 
 
+def decide(
+    rel: str, scaffold: str, existing: str | None, *, force: bool, initialized: bool, sharded: bool
+) -> tuple[str, str | None]:
+    """What init does with one file: (verb, text to write or None).
+
+    - missing: created; identical: unchanged; --force: overwrote.
+    - `.gitignore`: its missing lines are added to the user's own (updated), never replaced.
+    - `reconcile.yml` as this version scaffolds the other variant, unedited: switched (so
+      `init --sharded` in an initialized project moves to the matrix, and back).
+    - any other existing file: kept in a project that has reconciler.toml (init completes it),
+      a conflict in a directory that has none (init refuses to half-scaffold someone's files).
+    """
+    if existing is None:
+        return "created", scaffold
+    if existing == scaffold:
+        return "unchanged", None
+    if force:
+        return "overwrote", scaffold
+    if rel == ".gitignore":
+        have = set(existing.splitlines())
+        missing = [line for line in scaffold.splitlines() if line not in have]
+        if not missing:
+            return "unchanged", None
+        return "updated", existing + ("" if existing.endswith("\n") or not existing else "\n") + "\n".join(
+            missing
+        ) + "\n"
+    if rel == RECONCILE_WORKFLOW and existing == scaffold_files(sharded=not sharded)[rel]:
+        return "switched", scaffold
+    return ("kept", None) if initialized else ("conflict", None)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError):
+        return ""  # unreadable: an existing file that is not ours (decide keeps it or refuses)
+
+
 @click.command("init")
 @click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--force", is_flag=True, help="Overwrite files that already exist.")
+@click.option("--force", is_flag=True, help="Overwrite files that already exist (.gitignore included).")
 @click.option(
     "--sharded",
     is_flag=True,
@@ -58,7 +99,12 @@ def command(directory: Path, force: bool, sharded: bool, fmt: str) -> None:
     30 minutes) with a composite action, and a .gitignore for .osmosis/.
     With --sharded, reconcile.yml is the matrix variant: a job lists the
     shards, one job per shard reconciles it, and a last job commits once.
-    Refuses to overwrite an existing file unless --force.
+
+    Never overwrites a file unless --force: in a project that has
+    reconciler.toml it adds what is missing and keeps the rest (an unedited
+    reconcile.yml is switched to the variant asked for); elsewhere an existing
+    file stops it, nothing written. An existing .gitignore gets the missing
+    lines added.
     """
     from ..errors import ReconcilerError
     from ..safe_paths import writable_path
@@ -66,19 +112,26 @@ def command(directory: Path, force: bool, sharded: bool, fmt: str) -> None:
     content = scaffold_files(sharded=sharded)
     # every destination is checked before the first write: a symlink anywhere below DIRECTORY stops it all
     targets = {rel: writable_path(directory, rel) for rel in content}
-    existing = sorted(p for p in content if targets[p].exists())
-    if existing and not force:
-        listed = "\n  ".join(existing)
+    current = {rel: _read(path) for rel, path in targets.items()}
+    initialized = current["reconciler.toml"] is not None
+    decided = {
+        rel: decide(rel, content[rel], current[rel], force=force, initialized=initialized, sharded=sharded)
+        for rel in content
+    }
+    conflicts = sorted(rel for rel, (verb, _) in decided.items() if verb == "conflict")
+    if conflicts:
+        listed = "\n  ".join(conflicts)
         raise ReconcilerError(
-            f"{len(existing)} file(s) already exist in {directory}, nothing was written:\n  {listed}",
+            f"{len(conflicts)} file(s) already exist in {directory}, nothing was written:\n  {listed}",
             hint="pass --force to overwrite them, or run `reconciler init` in an empty directory",
         )
     written = []
-    for rel, text in content.items():
-        path = targets[rel]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        written.append((rel, "overwrote" if rel in existing else "created"))
+    for rel, (verb, text) in decided.items():
+        if text is not None:
+            path = targets[rel]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        written.append((rel, verb))
     here = Path.cwd().resolve() == directory.resolve()
     steps = [] if here else [f"cd {directory}"]
     if not any((d / ".git").exists() for d in (directory.resolve(), *directory.resolve().parents)):
@@ -96,6 +149,13 @@ def command(directory: Path, force: bool, sharded: bool, fmt: str) -> None:
         return
     for rel, verb in written:
         click.echo(f"{verb} {rel}")
+    if decided[RECONCILE_WORKFLOW][0] == "kept":
+        variant = "the matrix variant (--sharded)" if sharded else "the single-job variant"
+        click.echo(
+            f"warning: {RECONCILE_WORKFLOW} was edited, so it was kept rather than switched to {variant};"
+            " merge the change by hand, or pass --force to replace it",
+            err=True,
+        )
     click.echo("\nNext:\n" + "\n".join(f"  {s}" for s in steps))
     click.echo(
         "\nFor the real platform: set platform in reconciler.toml, export OSMOSIS_TOKEN, and add it as the"

@@ -75,21 +75,54 @@ def test_plan_succeeds_in_a_fresh_scaffold_against_the_local_platform(scaffolded
     assert "submit   tb-smoke" in done.stdout
 
 
-def test_init_refuses_to_overwrite_and_lists_the_existing_files(scaffolded: Path) -> None:
+def test_init_in_a_project_keeps_every_edited_file_and_adds_what_is_missing(scaffolded: Path) -> None:
     (scaffolded / "specs/runs/tb-smoke.toml").write_text("# mine\n")
+    (scaffolded / "templates/plan.md.j2").unlink()
     done = run(scaffolded.parent, "init", "evals")
-    assert done.returncode == 1
-    assert "11 file(s) already exist" in done.stderr
-    assert "  specs/runs/tb-smoke.toml\n" in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert "kept specs/runs/tb-smoke.toml" in done.stdout and "created templates/plan.md.j2" in done.stdout
+    assert "unchanged reconciler.toml" in done.stdout
     assert (scaffolded / "specs/runs/tb-smoke.toml").read_text() == "# mine\n"
 
 
-def test_init_writes_nothing_when_one_file_exists(tmp_path: Path) -> None:
-    (tmp_path / ".gitignore").write_text("node_modules/\n")
+def test_init_outside_a_project_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / ".github/workflows").mkdir(parents=True)
+    (tmp_path / ".github/workflows/ci.yml").write_text("name: theirs\n")
     done = run(tmp_path, "init")
     assert done.returncode == 1
-    assert "  .gitignore" in done.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore"]
+    assert "1 file(s) already exist" in done.stderr and "  .github/workflows/ci.yml" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".github"]
+    assert (tmp_path / ".github/workflows/ci.yml").read_text() == "name: theirs\n"
+
+
+def test_init_adds_its_lines_to_an_existing_gitignore(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("node_modules/")
+    done = run(tmp_path, "init")
+    assert done.returncode == 0, done.stderr
+    assert "updated .gitignore" in done.stdout
+    lines = (tmp_path / ".gitignore").read_text().splitlines()
+    assert lines[0] == "node_modules/" and ".osmosis/" in lines and ".reconciler/lock" in lines
+    assert run(tmp_path, "init").stdout.count("unchanged") == 11  # a second init changes nothing
+
+
+def test_init_sharded_switches_an_initialized_project_and_keeps_its_settings(scaffolded: Path) -> None:
+    settings = scaffolded / "reconciler.toml"
+    settings.write_text(settings.read_text().replace('platform = "local"', 'platform = "https://osmosis.example"'))
+    done = run(scaffolded, "init", "--sharded")
+    assert done.returncode == 0, done.stderr
+    assert "switched .github/workflows/reconcile.yml" in done.stdout and "kept reconciler.toml" in done.stdout
+    assert "https://osmosis.example" in settings.read_text()
+    jobs = yaml.safe_load((scaffolded / ".github/workflows/reconcile.yml").read_text())["jobs"]
+    assert list(jobs) == ["shards", "reconcile", "commit"]
+    assert "switched" in run(scaffolded, "init").stdout  # and back
+
+
+def test_init_sharded_keeps_an_edited_workflow_and_says_so(scaffolded: Path) -> None:
+    workflow = scaffolded / ".github/workflows/reconcile.yml"
+    workflow.write_text(workflow.read_text() + "# ours\n")
+    done = run(scaffolded, "init", "--sharded")
+    assert done.returncode == 0 and "kept .github/workflows/reconcile.yml" in done.stdout
+    assert "was edited, so it was kept" in done.stderr and workflow.read_text().endswith("# ours\n")
 
 
 def test_init_force_overwrites(scaffolded: Path) -> None:
