@@ -53,6 +53,12 @@ if TYPE_CHECKING:
     help="In GitHub Actions: post or update the one plan comment on the pull request, write the full plan"
     " to the job summary and set step outputs (has_changes, paid_attempts, estimated_cost, exitcode).",
 )
+@click.option(
+    "--github-output",
+    is_flag=True,
+    help="In GitHub Actions: set the step outputs (has_changes, paid_attempts, estimated_cost, exitcode)"
+    " without a comment, for push, schedule and dispatch runs (--github-comment sets them too).",
+)
 @platform_options
 def command(
     targets: tuple[str, ...],
@@ -65,6 +71,7 @@ def command(
     show_noop: bool,
     base_ref: str | None,
     github_comment: bool,
+    github_output: bool,
     platform: str | None,
     workspace: str | None,
 ) -> None:
@@ -179,6 +186,13 @@ def command(
             exitcode=int(exitcode),
         )
         click.echo(sticky.describe(github.pull_request.number), err=True)
+    elif github_output:
+        from ..errors import UsageError
+        from ..github.actions import set_outputs
+        from ..github.publish import plan_outputs
+
+        if not set_outputs(plan_outputs(plan, int(exitcode))):
+            raise UsageError("--github-output needs GITHUB_OUTPUT, which GitHub Actions sets in every step")
     if exitcode != ExitCode.OK:
         from ..errors import CommandExit
 

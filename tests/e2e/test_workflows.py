@@ -622,3 +622,13 @@ def test_each_job_saves_the_owners_cache_under_its_own_key() -> None:
     assert keys
     for where, job, key in keys:
         assert "${{ github.job }}" in key and "${{ strategy.job-index }}" in key, (where, job, key)
+
+
+def test_the_composite_action_sets_the_plan_outputs_on_a_push_too(work: Path, github: FakeGitHub) -> None:
+    """The outputs are documented for the action, not for pull requests: a caller gates apply on them."""
+    job = Job(work, "push", {"ref": "refs/heads/main"}, github)
+    results = job.run_action(ACTION, {"command": "plan"})
+    assert job.step("Run reconciler").code == 0, explain(results)
+    outputs = job.outputs()
+    assert (outputs["has_changes"], outputs["exitcode"]) == ("true", "2"), explain(results)
+    assert github.comments(REPO, PR) == []
