@@ -4,12 +4,18 @@ Each matrix job of the sharded workflow reconciles its own specs and leaves its 
 state file; the last job merges them into the checked-out one before it renders and commits:
 
     specs       a record a shard changed (another run, or a submitting commit) replaces the base
-                record; shards own disjoint specs, and for the same spec the later file wins
+                record; shards own disjoint specs, and for the same spec the later file wins.
+                A record a shard moved to the spec's new id (its file was renamed: the run is
+                now in `moved`) leaves the old id, as it did in the shard
     markers     the union (a run's marker never changes once the run exists); two files that
                 disagree about one run both lose it: the next read asks the platform, which
                 alone knows (one of them was edited by hand)
-    benchmark_ids, intents
-                the union (an intent left by a shard that died mid-submit is adopted later)
+    moved, run_agents, adopted, benchmark_ids
+                the union: facts about one run or spec that no shard takes back (without the
+                renames, the next edit of a renamed spec submitted beside its old run)
+    intents     the union, less a base intent a shard settled (it recorded that spec's run with
+                the intent's fingerprint); an intent left by a shard that died mid-submit stays
+                and is adopted later
     rendered, generated
                 the base's: shard jobs do not render; the last job does
 """
@@ -17,19 +23,25 @@ state file; the last job merges them into the checked-out one before it renders 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from .state import State
 
 
 def merge_states(base: State, shards: Sequence[State]) -> tuple[State, list[str]]:
-    """The merged state and the spec ids whose record changed, sorted."""
+    """The merged state and the spec ids whose record changed (or left), sorted."""
     specs = dict(base.specs)
     markers = dict(base.markers)
-    benchmark_ids = dict(base.benchmark_ids)
+    facts: dict[str, dict[str, Any]] = {name: dict(getattr(base, name)) for name in _FACTS}
     intents = list(base.intents)
     changed: set[str] = set()
     conflicted: set[str] = set()
     for shard in shards:
+        renamed = {run_id: spec_id for run_id, spec_id in shard.moved.items() if base.moved.get(run_id) != spec_id}
+        for spec_id, record in base.specs.items():
+            if renamed.get(record.run_id, spec_id) != spec_id and spec_id not in shard.specs:
+                specs.pop(spec_id, None)
+                changed.add(spec_id)
         for spec_id, record in shard.specs.items():
             if base.specs.get(spec_id) != record:
                 specs[spec_id] = record
@@ -38,11 +50,20 @@ def merge_states(base: State, shards: Sequence[State]) -> tuple[State, list[str]
             if markers.get(run_id, marker) != marker:
                 conflicted.add(run_id)
             markers[run_id] = marker
-        benchmark_ids.update(shard.benchmark_ids)
-        intents += [i for i in shard.intents if i not in intents]
+        for name in _FACTS:
+            facts[name].update(getattr(shard, name))
+        settled = [
+            intent
+            for intent in base.intents
+            if intent not in shard.intents
+            and (done := shard.specs.get(intent.spec_id)) is not None
+            and done.fingerprint == intent.fingerprint
+        ]
+        intents = [i for i in intents if i not in settled] + [i for i in shard.intents if i not in intents]
     for run_id in conflicted:  # only positive facts are cached: an unknown marker is read again
         del markers[run_id]
-    merged = base.model_copy(
-        update={"specs": specs, "markers": markers, "benchmark_ids": benchmark_ids, "intents": intents}
-    )
+    merged = base.model_copy(update={"specs": specs, "markers": markers, "intents": intents, **facts})
     return merged, sorted(changed)
+
+
+_FACTS = ("moved", "run_agents", "adopted", "benchmark_ids")

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from reconciler.core.identity import Marker
 from reconciler.core.shards import Shard, by_benchmark, by_spec_id, matrix_json
+from reconciler.core.world import RunAgents
 from reconciler.engine.shard_state import merge_states
 from reconciler.engine.state import Intent, SpecRecord, State
 
@@ -107,3 +108,39 @@ def test_two_state_files_that_disagree_about_a_runs_marker_both_lose_it() -> Non
     base = State(markers={"r1": ours, "r2": kept})
     merged, _ = merge_states(base, [State(markers={"r1": forged, "r2": kept})])
     assert merged.markers == {"r2": kept}
+
+
+def test_a_rename_recorded_by_a_shard_survives_the_merge_and_leaves_the_old_id() -> None:
+    """Without the rename, the next edit of the renamed spec submitted beside its old run."""
+    base = State(specs={"runs/a": record("1"), "runs/c": record("3")})
+    shard = State(specs={"runs/b": record("1"), "runs/c": record("3")}, moved={"1": "runs/b"})
+    merged, changed = merge_states(base, [shard])
+    assert merged.moved == {"1": "runs/b"}
+    assert merged.specs == {"runs/b": record("1"), "runs/c": record("3")}
+    assert changed == ["runs/a", "runs/b"]
+
+
+def test_a_shard_that_knew_nothing_of_a_record_leaves_it_alone() -> None:
+    base = State(specs={"runs/a": record("1"), "runs/z": record("9")})
+    merged, _ = merge_states(base, [State(specs={"runs/a": record("1")})])
+    assert merged.specs == base.specs  # a shard owns some specs only: absence is no deletion
+
+
+def test_facts_about_runs_from_every_shard_are_kept() -> None:
+    agents = RunAgents(selection=False, agents=(("codex", "openai/gpt-5"),))
+    one = State(run_agents={"r1": agents}, adopted={"r7": "runs/old"}, benchmark_ids={"tb": "b-1"})
+    two = State(moved={"r2": "runs/b"})
+    merged, _ = merge_states(State(), [one, two])
+    assert (merged.run_agents, merged.adopted, merged.moved, merged.benchmark_ids) == (
+        {"r1": agents},
+        {"r7": "runs/old"},
+        {"r2": "runs/b"},
+        {"tb": "b-1"},
+    )
+
+
+def test_an_intent_a_shard_settled_is_not_brought_back() -> None:
+    intent = Intent(spec_id="a", fingerprint="f")
+    base = State(intents=[intent])
+    merged, _ = merge_states(base, [State(specs={"a": record("1")})])
+    assert merged.intents == [] and merged.specs == {"a": record("1")}
