@@ -41,7 +41,7 @@ from . import adopt
 from .cost import Cost, agent_key, agent_models, estimate_cost, is_full_run
 from .identity import canonical_json
 from .replace import replace_reason
-from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus
+from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus, keeper
 
 PLAN_SCHEMA_VERSION = 1
 
@@ -168,17 +168,6 @@ def observed_digest(observed: Observed) -> str:
 
 def _newest_first(runs: Iterable[ObservedRun]) -> list[ObservedRun]:
     return sorted(runs, key=lambda r: (r.created_at or "", r.id), reverse=True)
-
-
-def keeper(runs: Iterable[ObservedRun]) -> ObservedRun:
-    """The run every machine keeps of several live runs of one config: the newest, by the same
-    total order (creation time, then id) everywhere, so appliers agree without talking.
-
-    The newest, because every stop reconciler itself makes of such a run is of an older one
-    (`--replace` stops the old run, then submits), and the platform shows a stopped run as
-    running until it has cleaned up its sandboxes: keeping the oldest would keep the run being
-    stopped and stop the new one, on any machine that did not make the stop itself."""
-    return max(runs, key=lambda r: (r.created_at or "", r.id))
 
 
 class _Move(BaseModel):

@@ -6,6 +6,7 @@ nothing else, so a plan is a pure function of these.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 from pydantic import Field
@@ -128,6 +129,17 @@ class Observed(_Value):
         the platform by the process that observed it: engine/adoption.py)."""
         claimed = {a.run.id for a in self.adoptions.values() if a.run is not None and a.marker is None}
         return {r.id: r.marker for r in self.runs if r.id in claimed and r.marker is not None}
+
+
+def keeper(runs: Iterable[ObservedRun]) -> ObservedRun:
+    """The run every machine keeps of several live runs of one config: the newest, by the same
+    total order (creation time, then id) everywhere, so appliers agree without talking.
+
+    The newest, because every stop reconciler itself makes of such a run is of an older one
+    (`--replace` stops the old run, then submits), and the platform shows a stopped run as
+    running until it has cleaned up its sandboxes: keeping the oldest would keep the run being
+    stopped and stop the new one, on any machine that did not make the stop itself."""
+    return max(runs, key=lambda r: (r.created_at or "", r.id))
 
 
 class DesiredRun(_Value):

@@ -6,7 +6,7 @@ The one promise that matters most lives here: a spec's config is never submitted
   marker is adopted instead.
 - Right after a submit, the live runs carrying the same marker are looked up: another
   machine may have submitted the same config at the same moment. The newest is kept (the
-  rule every plan follows: core.plan.keeper) and the others are stopped at once, so
+  rule every plan follows: core.world.keeper) and the others are stopped at once, so
   concurrent applies end with one live run.
 - The intent is written to the state file before the submit, and the run after it; if the
   process dies in between, the next plan finds the run by its marker and adopts it.
@@ -281,7 +281,7 @@ class Applier:
     async def _settle_duplicates(
         self, submitted: ActionResult, marker: Marker, benchmark_id: str | None
     ) -> ActionResult:
-        """Keep the newest live run of this exact config (`core.plan.keeper`'s rule) and stop the
+        """Keep the newest live run of this exact config (`core.world.keeper`'s rule) and stop the
         others at once: with no idempotency key on the platform, another machine may have
         submitted it concurrently."""
         assert submitted.run_id is not None
@@ -294,7 +294,7 @@ class Applier:
         }
 
         def order(run_id: str) -> tuple[str, str]:
-            # plan's order (core.plan.keeper): creation time, then id; a run the listing does not
+            # plan's order (core.world.keeper): creation time, then id; a run the listing does not
             # show yet is placed by its submit answer, and only without one taken as the newest
             item = live.get(run_id)
             created = item.created_at if item else self._created.get(run_id, "\uffff")

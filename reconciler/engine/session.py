@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Container, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 
 from ..core.identity import Marker, fingerprint
-from ..core.world import Desired, DesiredRun, Observed
+from ..core.world import Desired, DesiredRun, Observed, ObservedRun, keeper
 from ..errors import ReconcilerError, SpecError
 from ..osmosis.client import OsmosisClient
 from ..safe_paths import writable_path
@@ -90,6 +90,7 @@ class RepoSession:
         await asyncio.sleep(0)
         observed = await with_adoptions(self.client, self.desired, observed, self.state, self.outputs_root)
         self.adopted = settle_intents(self.state, observed)
+        restore_records(self.state, observed, self.desired, unconfirmed=self.ownership.unconfirmed)
         return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})
 
     async def ours_now(self, observed: Observed, run_ids: Iterable[str]) -> dict[str, Marker]:
@@ -119,7 +120,7 @@ def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:
             and (r.marker.spec_id, r.marker.fingerprint) == (intent.spec_id, intent.fingerprint)
         ]
         if match:
-            run = max(match, key=lambda r: (r.created_at or "", r.id))
+            run = keeper(match)
             state.specs[intent.spec_id] = SpecRecord(
                 run_id=run.id, run_name=run.name, fingerprint=intent.fingerprint, benchmark_id=run.benchmark_id
             )
@@ -201,3 +202,33 @@ async def _opened(
         finally:
             if early is not None:
                 await early.close()
+
+
+def restore_records(state: State, observed: Observed, desired: Desired, *, unconfirmed: Container[str]) -> None:
+    """Rebuild the record of each spec whose current config runs as ours but is not recorded.
+
+    The state file is a cache (docs: "rebuilt from the platform when lost"): a record lost to a
+    deleted state file, or to a push retry that kept the other job's copy, comes back from the
+    runs' markers: the run every plan keeps (core.world.keeper) of the spec's current
+    fingerprint. A record of another config is replaced the same way. A marker only this
+    machine's cache claims (`unconfirmed`) restores nothing: the state file commits no such
+    claim. The commit that submitted the run is not known again, so such a run gets no results
+    comment."""
+    current = {d.spec.id: d.fingerprint for d in desired.runs}
+    ours: dict[str, list[ObservedRun]] = {}
+    for run in observed.runs:
+        marker = run.marker
+        if marker is None or run.id in unconfirmed or marker.owner != observed.owner:
+            continue
+        if current.get(marker.spec_id) == marker.fingerprint:
+            ours.setdefault(marker.spec_id, []).append(run)
+    for spec_id, runs in ours.items():
+        record = state.specs.get(spec_id)
+        if record is not None and record.fingerprint == current[spec_id]:
+            continue
+        if any(i.spec_id == spec_id for i in state.intents):
+            continue  # settle_intents decides that spec
+        run = keeper(runs)
+        state.specs[spec_id] = SpecRecord(
+            run_id=run.id, run_name=run.name, fingerprint=current[spec_id], benchmark_id=run.benchmark_id
+        )

@@ -202,3 +202,20 @@ def test_a_saved_plan_applies_exactly_what_it_shows(repo: Repo) -> None:
     repo.cli("apply", "plan.json", check=True)
     assert len(repo.spec_runs("tb-smoke")) == 1
     assert repo.spec_runs("tb-compare") == []
+
+
+def test_a_lost_state_file_gets_its_spec_records_back_from_the_markers(repo: Repo) -> None:
+    """README: the state file is "a cache ... rebuilt from the platform when lost"."""
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    state_file = repo.root / ".reconciler/state.json"
+    recorded = json.loads(state_file.read_text())["specs"]["tb-smoke"]
+    state_file.unlink()
+    # another machine (a fresh runner): only what it reads from the platform may be committed
+    fresh = {"RECONCILER_CACHE_DIR": str(repo.root.parent / "fresh-cache")}
+    again = repo.cli("apply", "--auto-approve", "--target", "tb-smoke", env=fresh, check=True)
+    assert "submit" not in again.stdout.replace("submitted 0", "")
+    rebuilt = json.loads(state_file.read_text())["specs"]["tb-smoke"]
+    assert {k: rebuilt[k] for k in ("run_id", "run_name", "fingerprint")} == {
+        k: recorded[k] for k in ("run_id", "run_name", "fingerprint")
+    }
+    assert len(repo.spec_runs("tb-smoke")) == 1
