@@ -125,6 +125,16 @@ class ProjectSettings(_Table):
     apply: ApplySettings = Field(default_factory=ApplySettings)
     commit: CommitSettings = Field(default_factory=CommitSettings)
 
+    @field_validator("platform")
+    @classmethod
+    def _local_or_http(cls, value: str | None) -> str | None:
+        # the scheme only: the URL itself is read where the client is made (osmosis.urls), and
+        # an `ftp://` typed here is named at its line by validate, not at the first platform call
+        scheme, sep, _ = (value or "").strip().partition("://")
+        if sep and scheme.lower() not in ("http", "https"):
+            raise ValueError('must be "local" or an http(s) URL, such as https://platform.osmosis.ai')
+        return value
+
     @field_validator("specs_dir", "state_file", "outputs_dir")
     @classmethod
     def _inside_the_work_tree(cls, value: str, info: ValidationInfo) -> str:

@@ -231,3 +231,11 @@ def test_a_workspace_or_owner_of_several_lines_is_named_by_validate(tmp_path: Pa
     assert (
         done.returncode != 0 and "reconciler.toml:3" in done.stdout + done.stderr and field in done.stdout + done.stderr
     )
+
+
+@pytest.mark.parametrize("platform", ["ftp://platform.example", "file:///etc", "ssh://x"])
+def test_a_platform_of_another_scheme_is_named_by_validate_at_its_line(tmp_path: Path, platform: str) -> None:
+    root = make_repo(tmp_path / "repo")
+    (root / "reconciler.toml").write_text(f'specs_dir = "specs"\nplatform = "{platform}"\n')
+    done = cli(root, "validate")
+    assert_clean_failure(done, 1, "reconciler.toml:2", 'platform: must be "local" or an http(s) URL')
