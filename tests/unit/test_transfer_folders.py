@@ -205,3 +205,37 @@ def test_a_closed_transfer_makes_no_folder_afterwards(tmp_path: Path, monkeypatc
 
 def folders(path: Path) -> list[str]:
     return sorted(p.name for p in path.iterdir()) if path.exists() else []
+
+
+def test_a_partial_another_download_landed_before_this_one_locked_it_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two downloads of one run: B opens the partial, A renames it over the target, then B locks
+    the inode that is now the landed file. B must not truncate it (with --overwrite it would)."""
+    import fcntl
+
+    run_folder = tmp_path / "run"
+    run_folder.mkdir()
+    files = {"summary.csv": b"s\n"}
+    [item] = screen(((p, len(b), None) for p, b in files.items()), ("summary",), run_folder)[0]
+    item.partial.write_bytes(b"s\n")  # complete: A is about to land it
+    real_flock = fcntl.flock
+
+    def land_first(fd: int, operation: int) -> None:
+        if item.partial.exists():
+            item.partial.replace(item.target)  # A, between B's open and B's lock
+        real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", land_first)  # the module transfer.py locks with
+
+    async def go() -> Outcome:
+        transfer = Transfer(serving(files), _never_refreshed, run_folder, retry=FILE_RETRY, overwrite=True)  # type: ignore[arg-type]
+        try:
+            transfer.prepare([item])
+            return await transfer.fetch(item, item.path)
+        finally:
+            transfer.close()
+
+    outcome = asyncio.run(go())
+    assert outcome.error == "Another download is writing this file right now."
+    assert item.target.read_bytes() == b"s\n"
