@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import click
@@ -67,18 +68,30 @@ def decide(
         return "updated", existing + ("" if existing.endswith("\n") or not existing else "\n") + "\n".join(
             missing
         ) + "\n"
-    if rel == RECONCILE_WORKFLOW and existing == scaffold_files(sharded=not sharded)[rel]:
+    if rel == RECONCILE_WORKFLOW and _other_variant(sharded).fullmatch(existing):
         return "switched", scaffold
     return ("kept", None) if initialized else ("conflict", None)
 
 
+def _other_variant(sharded: bool) -> re.Pattern[str]:
+    """reconcile.yml as any version scaffolded the other variant, unedited (only the pinned version may differ)."""
+    from importlib.resources import files
+
+    resource = "scaffold/workflows/reconcile.yml"
+    template = files("reconciler").joinpath(resource if sharded else SHARDED[resource]).read_text(encoding="utf-8")
+    return re.compile(re.escape(template).replace(re.escape(VERSION_PLACEHOLDER), r'[^"\s]+'))
+
+
 def _read(path: Path) -> str | None:
+    """The file's text (bytes that are not UTF-8 kept as they are: surrogateescape), or None."""
+    from ..errors import ReconcilerError
+
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError):
-        return ""  # unreadable: an existing file that is not ours (decide keeps it or refuses)
+    except OSError as exc:
+        raise ReconcilerError(f"cannot read {path}: {exc.strerror or exc}; nothing was written") from None
 
 
 @click.command("init")
@@ -130,7 +143,7 @@ def command(directory: Path, force: bool, sharded: bool, fmt: str) -> None:
         if text is not None:
             path = targets[rel]
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            path.write_text(text, encoding="utf-8", errors="surrogateescape")
         written.append((rel, verb))
     here = Path.cwd().resolve() == directory.resolve()
     steps = [] if here else [f"cd {directory}"]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,6 +99,11 @@ def command(
     from ._common import run_async
 
     project = load_project()
+    if github_output and not github_comment and not os.environ.get("GITHUB_OUTPUT", "").strip():
+        from ..errors import UsageError
+
+        # before any work, as --github-comment names what it misses
+        raise UsageError("--github-output needs GITHUB_OUTPUT, which GitHub Actions sets in every step")
     github = None
     if github_comment:
         from ..github.event import context_from_env
@@ -228,8 +234,6 @@ def _fork_without_token(project: Project, github: GitHubContext, platform: str |
     """A fork's pull request against a real platform gets no OSMOSIS_TOKEN from GitHub: say so
     (warning, job summary) and exit 0 with the specs validated, instead of failing a check the
     contributor cannot fix."""
-    import os
-
     from ..github.publish import FORK_WITHOUT_TOKEN, fork_without_secrets, publish_fork_without_token
     from ..settings import LOCAL_PLATFORM, resolve_platform
     from ..workflow_commands import annotation

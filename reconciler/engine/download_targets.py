@@ -158,6 +158,7 @@ async def download_targets(
                 types=target.types,
                 output_root=output if output is not None and not single else outputs_root,
                 output_dir=output if single else None,
+                chosen_root=output is not None,
                 overwrite=overwrite,
                 jobs=jobs,
                 progress=progress(),

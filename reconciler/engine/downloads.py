@@ -146,12 +146,17 @@ async def download_run(
     types: Sequence[str],
     output_root: Path,
     output_dir: Path | None = None,
+    chosen_root: bool = False,
     overwrite: bool = False,
     jobs: int = 8,
     progress: ProgressSink | None = None,
     retry: RetryPolicy = FILE_RETRY,
 ) -> DownloadReport:
-    """Fetch `types` of the run named or identified by `run`; see the module docstring."""
+    """Fetch `types` of the run named or identified by `run`; see the module docstring.
+
+    `chosen_root`: `output_root` is a folder the user named (`download -o DIR` for several runs),
+    so each run folder keeps its ledger inside it, as `output_dir` does: beside it, the ledger of
+    a run named `state` in the repository's root would be `.reconciler/state.json`."""
     wanted = selected_types(types)
     if jobs < 1:
         raise DownloadError(f"jobs must be at least 1, not {jobs}")
@@ -172,7 +177,7 @@ async def download_run(
             raise DownloadError(f"{folder} exists and is not a folder")
         if folder.is_dir():
             break
-    chosen = output_dir is not None
+    chosen = output_dir is not None or chosen_root
     ledger = load_ledger(run_dir, chosen=chosen)
     if ledger.run_id not in (None, info.id) and not overwrite:
         raise DownloadError(

@@ -59,7 +59,9 @@ def merge_states(base: State, shards: Sequence[State]) -> tuple[State, list[str]
             and (done := shard.specs.get(intent.spec_id)) is not None
             and done.fingerprint == intent.fingerprint
         ]
-        intents = [i for i in intents if i not in settled] + [i for i in shard.intents if i not in intents]
+        # a shard's own intents only: every shard starts from the base, so each lists the base's
+        new = [i for i in shard.intents if i not in base.intents and i not in intents]
+        intents = [i for i in intents if i not in settled] + new
     for run_id in conflicted:  # only positive facts are cached: an unknown marker is read again
         del markers[run_id]
     merged = base.model_copy(update={"specs": specs, "markers": markers, "intents": intents, **facts})

@@ -100,7 +100,7 @@ FORK_WITHOUT_TOKEN = (
 
 
 def publish_fork_without_token(ctx: GitHubContext, env: Mapping[str, str] | None = None) -> None:
-    """The job summary and a warning annotation, in place of a plan the job cannot compute."""
+    """The job summary, in place of a plan the job cannot compute (the command warns too)."""
     append_summary(f"### reconciler plan: not computed\n\n{FORK_WITHOUT_TOKEN}\n", env)
 
 

@@ -59,6 +59,9 @@ def ledger_path(run_dir: Path, *, chosen: bool = False) -> Path:
 
 def load_ledger(run_dir: Path, *, chosen: bool = False) -> Ledger:
     data = _read(ledger_path(run_dir, chosen=chosen))
+    if data is None and chosen:  # where earlier versions kept a named folder's ledger: beside it
+        data = _read(ledger_path(run_dir))
+        data = data if data is not None and "run_id" in data else None  # not, say, the state file
     if data is None:
         return _legacy(run_dir)
     return _parse(data, data)

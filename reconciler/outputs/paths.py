@@ -91,7 +91,9 @@ def partial_name(name: str, size: int, token: str | None) -> str:
 
 def _stem(name: str) -> str:
     """`name`, or when `.<name>.<key>.partial` would be longer than NAME_MAX bytes, its start
-    (whole characters) and `~` and 8 hex digits of its hash: still one stem per name."""
+    (whole characters) and `~` and 8 hex digits of its hash. Only a file named exactly like
+    another's shortened stem (that long, with that hash) shares its partials: in one run, and
+    only its partials, never a landed file."""
     room = NAME_MAX - len(f"..{'0' * _KEY}{PARTIAL_SUFFIX}")
     if len(name.encode()) <= room:
         return name

@@ -21,9 +21,9 @@
 
 Folders: each is created once, on one folder thread, FOLDER_GROUP at a time in the order their
 files come (`Transfer.prepare`: the files a URL batch answered for), and checked right then to
-still resolve inside the run folder; a transfer waits for its own folder only, and looks at it
-once more (one stat: still the same folder, through whatever links) just before it opens the
-partial there. A download whose URL requests fail makes no folder; one that is stopped may leave
+be a real folder (no symlink) inside the run folder; a transfer waits for its own folder only,
+opens it just before it opens the partial there (it must still be the very folder that was
+checked), and opens, renames and removes its files relative to that open folder. A download whose URL requests fail makes no folder; one that is stopped may leave
 empty folders for files it had not started. mkdir is the costliest system call of a small file,
 and on the folder thread it runs beside the event loop's HTTP work: measured with
 tests/perf/bench_download.py's in-process engine on a 2-core VM (2,004 files of 100 kB on
@@ -257,9 +257,9 @@ class Transfer:
     def _open(self, at: _Folder, item: Accepted) -> tuple[int, int]:
         """The partial, opened and locked; and how many of its bytes can be resumed.
 
-        Only a regular file is ever opened there, never through a symlink: a link planted at
-        the partial's (predictable) name would otherwise have its target appended to, or
-        truncated, and then renamed over the file. Once locked, the partial must still be the
+        Only a regular file of one link is ever opened there, never through a symlink: a link
+        (soft or hard) planted at the partial's (predictable) name would otherwise have its
+        target appended to, or truncated, and then renamed over the file. Once locked, the partial must still be the
         file at that name: a second download that opened it just before the first renamed it
         into place holds the landed file, which it must not truncate."""
         try:
@@ -272,6 +272,8 @@ class Transfer:
             opened = os.fstat(fd)
             if not stat.S_ISREG(opened.st_mode):
                 raise _Fail(NOT_A_FILE.format(name=item.partial.name, what="not a regular file"))
+            if opened.st_nlink != 1:  # a hard link: writing it would change a file elsewhere too
+                raise _Fail(NOT_A_FILE.format(name=item.partial.name, what="a hard link to another file"))
             if fcntl is not None:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

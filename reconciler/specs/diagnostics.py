@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from ..workflow_commands import escape_data, escape_property
+from ..workflow_commands import annotation
 from .visible import visible
 
 KeyPath = tuple[str | int, ...]
@@ -59,7 +59,4 @@ class Diagnostic(BaseModel):
         body = f"{self.key}: {self.message}"
         if self.hint:
             body += f" ({self.hint})"
-        return (
-            f"::{level} file={escape_property(visible(self.file))},line={self.line},col={self.col},"
-            f"title={escape_property(self.code)}::{escape_data(visible(body))}"
-        )
+        return annotation(level, visible(body), file=visible(self.file), line=self.line, col=self.col, title=self.code)

@@ -311,3 +311,20 @@ def test_the_scaffold_pushed_unchanged_warns_that_actions_talk_to_a_simulated_pl
 
 def test_outside_actions_the_local_platform_is_not_warned_about(scaffolded: Path) -> None:
     assert "::warning" not in run(scaffolded, "plan").stderr
+
+
+def test_init_keeps_the_bytes_of_a_gitignore_that_is_not_utf8(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_bytes(b"secret-caf\xe9.txt\n*.log\n")
+    done = run(tmp_path, "init")
+    assert done.returncode == 0, done.stderr
+    kept = (tmp_path / ".gitignore").read_bytes()
+    assert kept.startswith(b"secret-caf\xe9.txt\n*.log\n") and b".osmosis/\n" in kept
+
+
+def test_init_sharded_switches_a_workflow_another_version_scaffolded(scaffolded: Path) -> None:
+    from reconciler import __version__
+
+    workflow = scaffolded / ".github/workflows/reconcile.yml"
+    workflow.write_text(workflow.read_text().replace(f'"{__version__}"', '"0.0.9"'))
+    done = run(scaffolded, "init", "--sharded")
+    assert "switched .github/workflows/reconcile.yml" in done.stdout, done.stdout + done.stderr

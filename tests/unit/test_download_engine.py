@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -425,3 +426,35 @@ def test_a_ledger_folder_that_is_a_symlink_is_refused_before_any_file_is_written
     with pytest.raises(UnsafePathError, match="symlink"):
         run(FakePlatform(sample_files()), root)
     assert list(elsewhere.iterdir()) == [] and not run_dir(root).exists()
+
+
+def test_runs_downloaded_into_a_folder_the_user_named_keep_their_ledgers_inside_them(tmp_path: Path) -> None:
+    """`download -o . A B` at a project's root: a run named `state` must not write `.reconciler/state.json`."""
+    run(FakePlatform(sample_files()), tmp_path, chosen_root=True)
+    assert not (tmp_path / ".reconciler").exists()
+    assert ledger_path(run_dir(tmp_path), chosen=True).is_file()
+
+
+def test_a_named_folder_whose_old_ledger_beside_it_names_another_run_is_refused(tmp_path: Path) -> None:
+    """Earlier versions kept a named folder's ledger beside it: it still says whose files these are."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "summary.csv").write_bytes(b"y" * len(sample_files()["summary.csv"]))
+    (tmp_path / ".reconciler").mkdir()
+    (tmp_path / ".reconciler" / "mine.json").write_text(json.dumps({"run_id": "other-run", "types": ["summary"]}))
+    with pytest.raises(DownloadError, match="holds the outputs of another run"):
+        run(FakePlatform(sample_files()), tmp_path / "root", types=("summary",), output_dir=mine)
+
+
+def test_a_hard_link_planted_at_a_partials_name_is_never_written_through(tmp_path: Path) -> None:
+    fake = FakePlatform(sample_files())
+    folder = run_dir(tmp_path / "repo")
+    folder.mkdir(parents=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"p")
+    size = len(fake.files["summary.csv"])
+    os.link(victim, folder / partial_name("summary.csv", size, "tok-summary.csv"))
+    report = run(fake, tmp_path / "repo", types=("summary",))
+    assert victim.read_bytes() == b"p" and not (folder / "summary.csv").exists()
+    [failure] = report.files_failed
+    assert "a hard link to another file" in failure.error

@@ -144,3 +144,13 @@ def test_an_intent_a_shard_settled_is_not_brought_back() -> None:
     base = State(intents=[intent])
     merged, _ = merge_states(base, [State(specs={"a": record("1")})])
     assert merged.intents == [] and merged.specs == {"a": record("1")}
+
+
+def test_an_intent_one_shard_settled_is_not_brought_back_by_another_that_never_touched_it() -> None:
+    intent = Intent(spec_id="a", fingerprint="f")
+    base = State(intents=[intent])
+    owner = State(specs={"a": record("1")})
+    other = State(intents=[intent], specs={"b": record("2")})  # it started from the same base
+    for order in ([owner, other], [other, owner]):
+        merged, _ = merge_states(base, order)
+        assert merged.intents == []
