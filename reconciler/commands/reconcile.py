@@ -116,15 +116,22 @@ def command(
             )
         )
         if commit_:
-            from ..vcs.commit import commit_paths, push_with_retry
+            from ..vcs.commit import commit_paths, committed_text, push_with_retry
             from ..vcs.messages import commit_message
 
             author = project.settings.commit
 
             def commit() -> object:
+                paths, held = result.committable(lambda rel: committed_text(project.root, rel), project.root)
+                for path in held:
+                    click.echo(
+                        f"not committed: {path} has edits besides reconciler's leaderboard; commit them yourself,"
+                        " and the next reconcile commits the leaderboard",
+                        err=True,
+                    )
                 return commit_paths(
                     project.root,
-                    result.generated,
+                    paths,
                     commit_message(result),
                     author_name=author.author_name,
                     author_email=author.author_email,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..core.plan import ActionKind
 from ..core.run_results import RunReport
@@ -34,6 +35,24 @@ class ReconcileResult:
     state_file: str = ""
     generated: list[str] = field(default_factory=list)  # every generated file, changed or not
     results: list[RunReport] = field(default_factory=list)  # with results=True: each spec's latest run
+
+    def committable(self, committed: Callable[[str], str | None], root: Path) -> tuple[list[str], list[str]]:
+        """(files `--commit` may commit, board files it holds back): a board file whose change
+        from its committed text (`committed(rel)`) is not only reconciler's is held back."""
+        checks = {rel: check for o in self.rendered for rel, check in o.only_ours.items()}
+        paths, held = [], []
+        for rel in self.generated:
+            check = checks.get(rel)
+            if check is not None:
+                try:
+                    now = (root / rel).read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    now = None
+                if now is not None and not check(committed(rel), now):
+                    held.append(rel)
+                    continue
+            paths.append(rel)
+        return paths, held
 
     @property
     def failures(self) -> list[str]:

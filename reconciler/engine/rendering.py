@@ -12,6 +12,7 @@ from ..core.world import Observed
 from ..errors import ReconcilerError
 from ..files import write_if_changed
 from ..render.leaderboard import order_rows, parse_rows, ranked_k, render_markdown, render_svg
+from ..render.markers import MarkerError, replace_block
 from ..safe_paths import writable_path
 from ..settings import LOCAL_PLATFORM
 from ..specs.models import BenchmarkSpec
@@ -35,6 +36,10 @@ class RenderOutcome:
     files: list[str] = field(default_factory=list)  # every file this spec renders
     changed: list[str] = field(default_factory=list)  # those whose bytes changed (or would, under --check)
     error: str | None = None
+    # file -> whether, given its committed text (None: none), the file now differs from it only
+    # in what reconciler writes: `reconcile --commit` commits no one else's edit (a WIP paragraph
+    # beside a marker block) under its own name
+    only_ours: dict[str, Callable[[str | None, str], bool]] = field(default_factory=dict, repr=False, compare=False)
 
 
 async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Observed, *, check: bool) -> RenderOutcome:
@@ -70,7 +75,16 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
     def markdown(existing: str | None) -> str:
         return compose(existing, table, name, lb.output, explicit_block, written_by_us(session, lb.output, existing))
 
+    def markdown_only_ours(committed: str | None, now: str) -> bool:
+        if now == table:
+            return True  # the whole file is the table
+        try:  # a marker block: the committed text with this table in its block is the file now
+            return committed is not None and replace_block(committed, name, table, path=lb.output) == now
+        except MarkerError:
+            return False
+
     outputs: list[tuple[str, Callable[[str | None], str]]] = [(lb.output, markdown)]
+    outcome.only_ours[lb.output] = markdown_only_ours
     if lb.chart:
         chart, svg = lb.chart, render_svg(title=b.name, rows=rows, repo_root=root)
 
@@ -80,6 +94,7 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
             return svg
 
         outputs.append((chart, drawing))
+        outcome.only_ours[chart] = lambda _committed, now: now == svg
     # every file of the board is composed (and may be refused) before any is written: a chart
     # refused after its Markdown was written would leave the board half updated
     composed = []

@@ -79,6 +79,16 @@ def changed_paths(root: Path, paths: Sequence[str]) -> list[str]:
     return sorted(set(changed))
 
 
+def committed_text(root: Path, rel: str) -> str | None:
+    """`rel` as HEAD has it (UTF-8 text), or None: not in HEAD, no HEAD yet, or not text."""
+    import git
+
+    try:
+        return str(_repo(root).git.show(f"HEAD:./{rel}", stdout_as_string=True, strip_newline_in_stdout=False))
+    except (git.GitCommandError, GitError, UnicodeDecodeError, ValueError):
+        return None
+
+
 def commit_paths(
     root: Path, paths: Sequence[str], message: str, *, author_name: str, author_email: str
 ) -> CommitResult:

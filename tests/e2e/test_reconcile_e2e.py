@@ -214,3 +214,34 @@ def test_reconcile_refuses_a_checkout_it_could_not_commit_to_before_submitting_a
     assert "Traceback" not in done.stderr and "internal error" not in done.stderr
     assert git(root, "status", "--porcelain") == status_before
     assert not (root / ".reconciler/state.json").exists()  # no run was submitted
+
+
+def _board_in_readme(root: Path) -> Path:
+    """hle's leaderboard in a marker block of README.md, committed."""
+    readme = root / "README.md"
+    readme.write_text("# Evals\n\n<!-- reconciler:leaderboard hle -->\n<!-- /reconciler:leaderboard hle -->\n")
+    spec = root / "specs/benchmarks/hle.toml"
+    spec.write_text(spec.read_text().replace('output = "leaderboards/hle.md"', 'output = "README.md"\nname = "hle"'))
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "board in README")
+    return readme
+
+
+def test_commit_never_takes_a_users_uncommitted_edit_beside_a_leaderboard_block(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    readme = _board_in_readme(root)
+    readme.write_text(readme.read_text() + "WIP: my unfinished paragraph\n")
+    done = cli(root, "reconcile", "--wait", "--commit")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not committed: README.md has edits besides reconciler's leaderboard" in done.stderr
+    assert "WIP" not in git(root, "show", "HEAD:README.md")
+    assert "README.md" not in git(root, "show", "--name-only", "--format=", "HEAD").splitlines()
+    assert readme.read_text().endswith("WIP: my unfinished paragraph\n")  # still there, for the user to commit
+
+
+def test_commit_takes_a_leaderboard_block_when_only_it_changed(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    _board_in_readme(root)
+    done = cli(root, "reconcile", "--wait", "--commit")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "README.md" in git(root, "show", "--name-only", "--format=", "HEAD").splitlines()
