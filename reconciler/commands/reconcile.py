@@ -110,6 +110,7 @@ def command(
                 log=say,
                 results=github_results,
                 submitted_by=submitting_commit(),
+                credit_changes=github_results and submitting_commit() is None,
                 render_only=render_only,
                 verbose=verbose,
                 progress=run_progress(sys.stderr, quiet=not text),

@@ -40,23 +40,38 @@ from .session import RepoSession
 LOG_PAGE = 200  # the newest page of logs holds the reason a run ended
 
 
-def stamp_submissions(session: RepoSession, before: Mapping[str, str], commit: str | None) -> None:
+def stamp_submissions(
+    session: RepoSession,
+    before: Mapping[str, str],
+    commit: str | None,
+    *,
+    credit_changes: bool = False,
+    replaced: frozenset[str] = frozenset(),
+) -> None:
     """Record on every spec whose run changed since `before` (spec id -> run id) the commit that
     asked for the run: the newest commit up to `commit` (this push) that changed the spec's file,
     else `commit`. One push job may carry merges whose own jobs never ran (GitHub keeps one
     pending job per concurrency group and cancels the one it replaces): each run must still be
-    credited to the pull request that asked for it, which gets its results comment."""
-    if not commit:
+    credited to the pull request that asked for it, which gets its results comment.
+
+    `credit_changes` (a scheduled or dispatched job, which no merge started): the newest commit
+    on the branch that changed the spec's file, when there is one: a change a push job only
+    queued (`on_change = "queue"`) is submitted later, and is still that pull request's. A spec
+    submitted again on purpose (`replaced`, --replace) asked nobody: it is credited to no one."""
+    upto = commit or ("HEAD" if credit_changes else None)
+    if upto is None:
         return
     from ..vcs.commit import last_change
 
     state = session.state
     paths = {d.spec.id: d.spec.path for d in session.desired.runs}
     for spec_id, record in state.specs.items():
-        if before.get(spec_id) != record.run_id:
-            path = paths.get(spec_id)
-            root = session.project.root
-            asked = (last_change(root, str(root / path), commit) if path else None) or commit
+        if before.get(spec_id) == record.run_id or (commit is None and spec_id in replaced):
+            continue
+        path = paths.get(spec_id)
+        root = session.project.root
+        asked = (last_change(root, str(root / path), upto) if path else None) or commit
+        if asked:
             state.specs[spec_id] = record.model_copy(update={"commit": asked})
 
 

@@ -333,3 +333,33 @@ def test_a_push_job_carrying_a_cancelled_jobs_merge_credits_each_run_to_its_own_
     assert done.returncode == 0, done.stdout + done.stderr
     specs = state(root)["specs"]
     assert [specs[name]["commit"] for name in ("tb-smoke", "tb-compare")] == merges
+
+
+def _merged_spec(root: Path, name: str) -> str:
+    git(root, "checkout", "-q", "-b", f"add-{name}")
+    shutil.copy(REPO_ROOT / f"specs/runs/{name}.toml", root / "specs/runs")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", f"add {name}")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", f"add-{name}", "-m", f"Merge add-{name}")
+    return git(root, "rev-parse", "HEAD")
+
+
+def test_a_scheduled_job_credits_a_run_to_the_merge_that_changed_its_spec(tmp_path: Path, github: FakeGitHub) -> None:
+    """A change its push job only queued (on_change = "queue") is submitted later, and is still that pull request's."""
+    root = make_repo(tmp_path / "repo")
+    merge_sha = _merged_spec(root, "tb-smoke")
+    env = actions_env(root, github, "schedule", merge_sha, {"schedule": "x"})
+    done = cli(root, "reconcile", "--github-results", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert state(root)["specs"]["tb-smoke"]["commit"] == merge_sha
+
+
+def test_a_dispatched_replace_credits_nobody(tmp_path: Path, github: FakeGitHub) -> None:
+    root = make_repo(tmp_path / "repo")
+    merge_sha = _merged_spec(root, "tb-smoke")
+    assert cli(root, "apply", "--auto-approve").returncode == 0
+    env = actions_env(root, github, "workflow_dispatch", merge_sha, {"inputs": {}})
+    done = cli(root, "reconcile", "--replace", "tb-smoke", "--github-results", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert state(root)["specs"]["tb-smoke"]["commit"] is None  # asked for on purpose, by no pull request
