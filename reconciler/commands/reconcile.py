@@ -147,15 +147,23 @@ def command(
             if text:
                 click.echo(f"committed {sha[:10]}: {', '.join(paths)}" if sha else "nothing to commit")
             if push and sha:
+                own = [sha]  # this job's latest commit: what it changed in the state file
 
                 def rerender() -> object:
+                    from ..engine.shard_state import reapply_own_changes
+
+                    # the state file as the other job pushed it, plus what this job recorded (a
+                    # conflicting rebase resets to theirs: the runs this job submitted stay ours)
+                    reapply_own_changes(project, own[-1])
                     # render only: the commits the rebase brought in are applied by their own job
                     # (with their own commit for the results comment), never silently by this retry
                     again = run_async(
                         reconcile(project, targets=targets, platform=platform, workspace=workspace, render_only=True)
                     )
                     result.rendered, result.generated = again.rendered, again.generated
-                    return commit()
+                    redone = commit()
+                    own.append(getattr(redone, "sha", None) or own[-1])
+                    return redone
 
                 tries = push_with_retry(project.root, rerender=rerender)  # type: ignore[arg-type]
                 commit_doc["pushed_attempts"] = tries

@@ -25,15 +25,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..settings import Project
 from .state import State
 
 
-def merge_states(base: State, shards: Sequence[State]) -> tuple[State, list[str]]:
-    """The merged state and the spec ids whose record changed (or left), sorted."""
-    specs = dict(base.specs)
-    markers = dict(base.markers)
-    facts: dict[str, dict[str, Any]] = {name: dict(getattr(base, name)) for name in _FACTS}
-    intents = list(base.intents)
+def merge_states(base: State, shards: Sequence[State], *, onto: State | None = None) -> tuple[State, list[str]]:
+    """The merged state and the spec ids whose record changed (or left), sorted.
+
+    What each shard changed from `base` is applied to `onto` (default: `base`): a job whose
+    push was rejected applies its own changes to the state the other job pushed."""
+    target = base if onto is None else onto
+    specs = dict(target.specs)
+    markers = dict(target.markers)
+    facts: dict[str, dict[str, Any]] = {name: dict(getattr(target, name)) for name in _FACTS}
+    intents = list(target.intents)
     changed: set[str] = set()
     conflicted: set[str] = set()
     for shard in shards:
@@ -64,8 +69,29 @@ def merge_states(base: State, shards: Sequence[State]) -> tuple[State, list[str]
         intents = [i for i in intents if i not in settled] + new
     for run_id in conflicted:  # only positive facts are cached: an unknown marker is read again
         del markers[run_id]
-    merged = base.model_copy(update={"specs": specs, "markers": markers, "intents": intents, **facts})
+    merged = target.model_copy(update={"specs": specs, "markers": markers, "intents": intents, **facts})
     return merged, sorted(changed)
 
 
 _FACTS = ("moved", "run_agents", "adopted", "benchmark_ids")
+
+
+def reapply_own_changes(project: Project, own_commit: str) -> list[str]:
+    """After a rejected push, put back on the state file now checked out (the other job's) what
+    this job's commit `own_commit` changed in it: a rebase that conflicted on the state file
+    resets to the other job's copy, which knows nothing of the runs this job submitted (their
+    records, the commits they are credited to). Returns the spec ids put back."""
+    from ..safe_paths import writable_path
+    from ..vcs.commit import committed_text
+    from .state import load_state, save_state, state_from_text
+
+    rel = project.settings.state_file
+    path = writable_path(project.root, rel)
+    mine_text = committed_text(project.root, rel, own_commit)
+    if mine_text is None:
+        return []
+    start_text = committed_text(project.root, rel, f"{own_commit}^")
+    start = state_from_text(start_text, path) if start_text is not None else State()
+    merged, changed = merge_states(start, [state_from_text(mine_text, path)], onto=load_state(path))
+    save_state(path, merged)
+    return changed

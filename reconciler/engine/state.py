@@ -105,9 +105,17 @@ def load_state(path: Path) -> State:
         raise ConfigError(f"state file {path} is not a regular file", hint=_remedy(path))
     try:
         # decoded here: `json.loads` of bytes would also take UTF-16, a BOM and lone surrogates
-        data = json_text.loads(read_regular(path, MAX_STATE_BYTES).decode("utf-8"))
-        state = State.model_validate(data)
-    except (OSError, ValueError, RecursionError) as exc:
+        text = read_regular(path, MAX_STATE_BYTES).decode("utf-8")
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None
+    return state_from_text(text, path)
+
+
+def state_from_text(text: str, path: Path) -> State:
+    """The state file's text (`path` names it in errors) as a State; ConfigError when it is none."""
+    try:
+        state = State.model_validate(json_text.loads(text))
+    except (ValueError, RecursionError) as exc:
         raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None
     if state.version != STATE_VERSION:
         raise ConfigError(f"state file {path} has version {state.version}; this reconciler reads {STATE_VERSION}")

@@ -79,12 +79,12 @@ def changed_paths(root: Path, paths: Sequence[str]) -> list[str]:
     return sorted(set(changed))
 
 
-def committed_text(root: Path, rel: str) -> str | None:
-    """`rel` as HEAD has it (UTF-8 text), or None: not in HEAD, no HEAD yet, or not text."""
+def committed_text(root: Path, rel: str, rev: str = "HEAD") -> str | None:
+    """`rel` as commit `rev` has it (UTF-8 text), or None: not in it, no such commit, or not text."""
     import git
 
     try:
-        return str(_repo(root).git.show(f"HEAD:./{rel}", stdout_as_string=True, strip_newline_in_stdout=False))
+        return str(_repo(root).git.show(f"{rev}:./{rel}", stdout_as_string=True, strip_newline_in_stdout=False))
     except (git.GitCommandError, GitError, UnicodeDecodeError, ValueError):
         return None
 

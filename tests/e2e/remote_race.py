@@ -22,6 +22,7 @@ def clone_behind_origin(
     ours = tmp_path / "ours"
     subprocess.run(["git", "clone", "-q", str(remote), str(ours)], check=True)
     for name, text in (their_files or {"CHANGELOG.md": f"{their_subject}\n"}).items():
+        (seed / name).parent.mkdir(parents=True, exist_ok=True)
         (seed / name).write_text(text)
         git(seed, "add", name)
     git(seed, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", their_subject)

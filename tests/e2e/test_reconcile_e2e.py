@@ -245,3 +245,21 @@ def test_commit_takes_a_leaderboard_block_when_only_it_changed(tmp_path: Path) -
     done = cli(root, "reconcile", "--wait", "--commit")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "README.md" in git(root, "show", "--name-only", "--format=", "HEAD").splitlines()
+
+
+def test_a_retry_whose_rebase_conflicts_on_the_state_file_keeps_both_jobs_records(tmp_path: Path) -> None:
+    # the other job pushed its own state file first: the rebase conflicts on it and resets to theirs
+    theirs = {"version": 1, "specs": {"runs/theirs": {"run_id": "r-9", "run_name": "their-run-9", "fingerprint": "f"}}}
+    remote, ours = clone_behind_origin(
+        make_repo(tmp_path / "seed"),
+        tmp_path,
+        their_subject="their job's state",
+        their_files={".reconciler/state.json": json.dumps(theirs) + "\n"},
+    )
+    done = cli(ours, "reconcile", "--commit", "--push")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "pushed (attempt 2)" in done.stdout
+    pushed = json.loads(git(remote, "show", "main:.reconciler/state.json"))["specs"]
+    submitted = {line.split()[2].rstrip(":") for line in done.stdout.splitlines() if line.startswith("ok   submit")}
+    assert submitted and submitted <= set(pushed), (submitted, sorted(pushed))
+    assert pushed["runs/theirs"]["run_id"] == "r-9"
