@@ -167,8 +167,9 @@ def command(
 
                 tries = push_with_retry(project.root, rerender=rerender)  # type: ignore[arg-type]
                 commit_doc["pushed_attempts"] = tries
+                commit_doc["sha"] = own[-1]  # a retry pushes the commit it made again, not the first
                 if text:
-                    click.echo(f"pushed (attempt {tries})")
+                    click.echo(f"pushed (attempt {tries}): {own[-1][:10]}")
     if results_ctx is not None:
         for line in publish_results(results_ctx, result.results, verbose=verbose):
             if text:

@@ -263,3 +263,4 @@ def test_a_retry_whose_rebase_conflicts_on_the_state_file_keeps_both_jobs_record
     submitted = {line.split()[2].rstrip(":") for line in done.stdout.splitlines() if line.startswith("ok   submit")}
     assert submitted and submitted <= set(pushed), (submitted, sorted(pushed))
     assert pushed["runs/theirs"]["run_id"] == "r-9"
+    assert f"pushed (attempt 2): {git(remote, 'rev-parse', 'main')[:10]}" in done.stdout  # the commit pushed
