@@ -28,9 +28,17 @@ def _repo(root: Path):  # type: ignore[no-untyped-def]
     try:
         return git.Repo(root, search_parent_directories=False)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        pass
+    try:
+        top = git.Repo(root, search_parent_directories=True).working_dir
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(
             f"{root} is not a git repository; --commit needs one", hint="run `git init` or drop --commit"
         ) from None
+    raise GitError(
+        f"{root} is a folder of the git repository at {top}; --commit needs the project at the repository's top",
+        hint="commit the generated files yourself (drop --commit), or move reconciler.toml to the repository's top",
+    )
 
 
 _IN_PROGRESS = (

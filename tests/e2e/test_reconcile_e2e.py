@@ -264,3 +264,11 @@ def test_a_retry_whose_rebase_conflicts_on_the_state_file_keeps_both_jobs_record
     assert submitted and submitted <= set(pushed), (submitted, sorted(pushed))
     assert pushed["runs/theirs"]["run_id"] == "r-9"
     assert f"pushed (attempt 2): {git(remote, 'rev-parse', 'main')[:10]}" in done.stdout  # the commit pushed
+
+
+def test_commit_in_a_project_inside_a_repository_says_where_the_repository_is(tmp_path: Path) -> None:
+    make_repo(tmp_path / "mono" / "evals")
+    (tmp_path / "mono" / "evals" / ".git").rename(tmp_path / "mono" / ".git")  # the repository is one level up
+    done = cli(tmp_path / "mono" / "evals", "reconcile", "--commit")
+    assert done.returncode == 1 and "is a folder of the git repository at" in done.stderr, done.stderr
+    assert "is not a git repository" not in done.stderr
