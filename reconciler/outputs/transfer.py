@@ -189,6 +189,13 @@ class Transfer:
         outcome = Outcome()
         try:
             at = await self._folder(item.folder)
+            try:
+                # inline: measured faster than on a thread, where GIL hand-offs cost more than the
+                # event loop gains from not waiting for open
+                fd, kept = self._open(at, item)
+            except BaseException:
+                at.close()
+                raise
         except _Fail as failed:
             outcome.error = failed.reason
             return outcome
@@ -196,21 +203,12 @@ class Transfer:
             outcome.error = f"Could not create {item.path}: {exc.strerror or exc}"
             return outcome
         try:
-            return await self._fetch_at(at, item, url, outcome)
+            return await self._fetch_into(at, item, url, fd, kept, outcome)
         finally:
             at.close()
 
-    async def _fetch_at(self, at: _Folder, item: Accepted, url: str, outcome: Outcome) -> Outcome:
-        try:
-            # inline: measured faster than on a thread, where GIL hand-offs cost more than the
-            # event loop gains from not waiting for open
-            fd, kept = self._open(at, item)
-        except _Fail as failed:
-            outcome.error = failed.reason
-            return outcome
-        except OSError as exc:
-            outcome.error = f"Could not create {item.path}: {exc.strerror or exc}"
-            return outcome
+    async def _fetch_into(self, at: _Folder, item: Accepted, url: str, fd: int, kept: int, outcome: Outcome) -> Outcome:
+        """The body into the open partial `fd`, then durable and landed (steps 2 and 3)."""
         closed = False
         try:
             outcome.resumed = kept

@@ -313,28 +313,6 @@ def test_a_scheduled_job_records_no_commit_with_the_runs_it_submits(tmp_path: Pa
     assert state(root)["specs"]["tb-smoke"]["commit"] is None
 
 
-def test_a_push_job_carrying_a_cancelled_jobs_merge_credits_each_run_to_its_own_merge(
-    tmp_path: Path, github: FakeGitHub
-) -> None:
-    # GitHub keeps one pending job per concurrency group: the first merge's job was cancelled when
-    # the second merge queued, so the second merge's job submits both runs
-    root = make_repo(tmp_path / "repo")
-    merges = []
-    for name in ("tb-smoke", "tb-compare"):
-        git(root, "checkout", "-q", "-b", f"add-{name}")
-        shutil.copy(REPO_ROOT / f"specs/runs/{name}.toml", root / "specs/runs")
-        git(root, "add", "-A")
-        git(root, "commit", "-qm", f"add {name}")
-        git(root, "checkout", "-q", "main")
-        git(root, "merge", "-q", "--no-ff", f"add-{name}", "-m", f"Merge add-{name}")
-        merges.append(git(root, "rev-parse", "HEAD"))
-    push = actions_env(root, github, "push", merges[-1], {"after": merges[-1]})
-    done = cli(root, "apply", "--auto-approve", env=push)
-    assert done.returncode == 0, done.stdout + done.stderr
-    specs = state(root)["specs"]
-    assert [specs[name]["commit"] for name in ("tb-smoke", "tb-compare")] == merges
-
-
 def _merged_spec(root: Path, name: str) -> str:
     git(root, "checkout", "-q", "-b", f"add-{name}")
     shutil.copy(REPO_ROOT / f"specs/runs/{name}.toml", root / "specs/runs")
@@ -343,6 +321,20 @@ def _merged_spec(root: Path, name: str) -> str:
     git(root, "checkout", "-q", "main")
     git(root, "merge", "-q", "--no-ff", f"add-{name}", "-m", f"Merge add-{name}")
     return git(root, "rev-parse", "HEAD")
+
+
+def test_a_push_job_carrying_a_cancelled_jobs_merge_credits_each_run_to_its_own_merge(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    # GitHub keeps one pending job per concurrency group: the first merge's job was cancelled when
+    # the second merge queued, so the second merge's job submits both runs
+    root = make_repo(tmp_path / "repo")
+    merges = [_merged_spec(root, name) for name in ("tb-smoke", "tb-compare")]
+    push = actions_env(root, github, "push", merges[-1], {"after": merges[-1]})
+    done = cli(root, "apply", "--auto-approve", env=push)
+    assert done.returncode == 0, done.stdout + done.stderr
+    specs = state(root)["specs"]
+    assert [specs[name]["commit"] for name in ("tb-smoke", "tb-compare")] == merges
 
 
 def test_a_scheduled_job_credits_a_run_to_the_merge_that_changed_its_spec(tmp_path: Path, github: FakeGitHub) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -331,14 +332,19 @@ def test_a_ledger_left_inside_the_run_folder_by_an_older_version_moves_beside_it
 # --- what lies in the run folder is never written through (the first promise) ---------------
 
 
-def test_a_symlink_planted_at_a_partials_name_is_never_written_through(tmp_path: Path) -> None:
+def planted(tmp_path: Path, how: Callable[[Path, Path], None]) -> tuple[FakePlatform, Path, Path]:
+    """(platform, run folder, a file outside it) with `how(victim, partial)` done at summary.csv's partial's name."""
     fake = FakePlatform(sample_files())
     folder = run_dir(tmp_path / "repo")
     folder.mkdir(parents=True)
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"precious")
-    size = len(fake.files["summary.csv"])
-    (folder / partial_name("summary.csv", size, "tok-summary.csv")).symlink_to(victim)
+    how(victim, folder / partial_name("summary.csv", len(fake.files["summary.csv"]), "tok-summary.csv"))
+    return fake, folder, victim
+
+
+def test_a_symlink_planted_at_a_partials_name_is_never_written_through(tmp_path: Path) -> None:
+    fake, folder, victim = planted(tmp_path, lambda victim, partial: partial.symlink_to(victim))
     report = run(fake, tmp_path / "repo")
     assert victim.read_bytes() == b"precious"
     assert not (folder / "summary.csv").exists()
@@ -447,14 +453,8 @@ def test_a_named_folder_whose_old_ledger_beside_it_names_another_run_is_refused(
 
 
 def test_a_hard_link_planted_at_a_partials_name_is_never_written_through(tmp_path: Path) -> None:
-    fake = FakePlatform(sample_files())
-    folder = run_dir(tmp_path / "repo")
-    folder.mkdir(parents=True)
-    victim = tmp_path / "victim.txt"
-    victim.write_bytes(b"p")
-    size = len(fake.files["summary.csv"])
-    os.link(victim, folder / partial_name("summary.csv", size, "tok-summary.csv"))
+    fake, folder, victim = planted(tmp_path, os.link)
     report = run(fake, tmp_path / "repo", types=("summary",))
-    assert victim.read_bytes() == b"p" and not (folder / "summary.csv").exists()
+    assert victim.read_bytes() == b"precious" and not (folder / "summary.csv").exists()
     [failure] = report.files_failed
     assert "a hard link to another file" in failure.error
