@@ -121,15 +121,20 @@ def publish_results(
     append_summary(summary_markdown(reports, **links), env)
     said: list[str] = []
     with GitHubClient(ctx.token, ctx.api_url, transport=transport) as gh:
+        # one comment per pull request: a rebase merge lands one pull request as several
+        # commits, and a comment per commit made each job rewrite the one comment in turn
+        by_pull: dict[int, tuple[PullRequestRef, list[tuple[str, list[RunReport]]]]] = {}
         for sha, runs in sorted(by_commit(reports).items()):
             pr = _pull_request(_pulls(gh, ctx.repository, sha))
             if pr is None:
                 if verbose:
                     said.append(f"commit {sha[:12]} belongs to no pull request; its runs are in the job summary only")
                 continue
+            by_pull.setdefault(pr.number, (pr, []))[1].append((sha, runs))
+        for pr, commits in by_pull.values():
             target = pr.html_url or None
-            if any(r.terminal for r in runs):
-                body = marked(results_body(runs, commit=sha, **links))
+            if any(r.terminal for _, runs in commits for r in runs):
+                body = marked("\n\n".join(results_body(runs, commit=sha, **links) for sha, runs in commits))
                 result = upsert_sticky(gh, ctx.repository, pr.number, body, marker=RESULTS_MARKER)
                 target = result.comment.html_url if result.comment and result.comment.html_url else target
                 if result.action != "unchanged" or verbose:
@@ -139,10 +144,11 @@ def publish_results(
                             "updated": f"updated the results comment on pull request #{pr.number}",
                         }.get(result.action, f"the results comment on pull request #{pr.number} is already up to date")
                     )
-            status = commit_status(runs, target)
-            newest = _newest(gh, ctx.repository, sha)
-            if newest is not None and (newest.state, newest.description) == (status.state, status.description):
-                continue
-            gh.create_commit_status(ctx.repository, sha, status)
-            said.append(f"set {RESULTS_CONTEXT} = {status.state} on {sha[:12]}: {status.description}")
+            for sha, runs in commits:
+                status = commit_status(runs, target)
+                newest = _newest(gh, ctx.repository, sha)
+                if newest is not None and (newest.state, newest.description) == (status.state, status.description):
+                    continue
+                gh.create_commit_status(ctx.repository, sha, status)
+                said.append(f"set {RESULTS_CONTEXT} = {status.state} on {sha[:12]}: {status.description}")
     return said

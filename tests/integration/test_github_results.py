@@ -83,3 +83,24 @@ def test_a_run_that_ended_updates_the_comment_and_the_status_in_place(tmp_path: 
     [comment] = github.comments(REPO, PR)
     assert "run `calm-otter-1` finished" in str(comment["body"]) and comment["updated"] == 1
     assert [s["state"] for s in github.statuses(REPO, SHA)] == ["success", "failure"]
+
+
+def test_a_rebase_merges_commits_share_one_results_comment_and_a_rerun_edits_nothing(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    """A rebase merge lands one pull request as several commits, each crediting its own runs."""
+    other = "cd" * 20
+    github.merge(REPO, PR, SHA)
+    github.merge(REPO, PR, other)
+    second = report("finished", commit=other).model_copy(
+        update={"spec_id": "tb-other", "run_id": "r2", "run_name": "brisk-lark-2"}
+    )
+    reports = [report("failed"), second]
+    publish_results(ctx(github), reports, env=summary_env(tmp_path))
+    [comment] = github.comments(REPO, PR)
+    assert "calm-otter-1" in str(comment["body"]) and "brisk-lark-2" in str(comment["body"])
+    assert [s["state"] for s in github.statuses(REPO, SHA)] == ["failure"]
+    assert [s["state"] for s in github.statuses(REPO, other)] == ["success"]
+    patches = len(github.calls("PATCH"))
+    assert publish_results(ctx(github), reports, env=summary_env(tmp_path)) == []
+    assert len(github.calls("PATCH")) == patches
