@@ -117,7 +117,7 @@ def command(
             )
         )
         if commit_:
-            from ..vcs.commit import commit_paths, committed_text, push_with_retry
+            from ..vcs.commit import commit_paths, committed_text, head_sha, push_with_retry
             from ..vcs.messages import commit_message
 
             author = project.settings.commit
@@ -167,9 +167,11 @@ def command(
 
                 tries = push_with_retry(project.root, rerender=rerender)  # type: ignore[arg-type]
                 commit_doc["pushed_attempts"] = tries
-                commit_doc["sha"] = own[-1]  # a retry pushes the commit it made again, not the first
+                # what was pushed: a rebased commit, the re-rendered one, or theirs when nothing was left to commit
+                pushed = head_sha(project.root)
+                commit_doc["sha"] = pushed
                 if text:
-                    click.echo(f"pushed (attempt {tries}): {own[-1][:10]}")
+                    click.echo(f"pushed (attempt {tries}): {pushed[:10]}")
     if results_ctx is not None:
         for line in publish_results(results_ctx, result.results, verbose=verbose):
             if text:

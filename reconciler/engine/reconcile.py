@@ -48,7 +48,10 @@ class ReconcileResult:
                     now = (root / rel).read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     now = None
-                if now is not None and not check(committed(rel), now):
+                before = committed(rel)
+                # read_text reads CRLF as LF, as the renderer does; git show keeps what is stored
+                before = before.replace("\r\n", "\n") if before is not None else None
+                if now is not None and not check(before, now):
                     held.append(rel)
                     continue
             paths.append(rel)

@@ -52,11 +52,16 @@ def merge_states(base: State, shards: Sequence[State], *, onto: State | None = N
                 specs[spec_id] = record
                 changed.add(spec_id)
         for run_id, marker in shard.markers.items():
+            if base.markers.get(run_id) == marker and run_id in markers:
+                continue  # not the shard's news: what the target holds stands
             if markers.get(run_id, marker) != marker:
                 conflicted.add(run_id)
             markers[run_id] = marker
         for name in _FACTS:
-            facts[name].update(getattr(shard, name))
+            known = getattr(base, name)
+            # only what the shard learned since the base: onto another job's state, an entry the
+            # shard merely carried over must not undo that job's newer one
+            facts[name].update({k: v for k, v in getattr(shard, name).items() if known.get(k) != v})
         settled = [
             intent
             for intent in base.intents

@@ -25,7 +25,14 @@ from .actions import append_summary
 from .comments import COMMENT_LIMIT, cut_to_fit
 from .event import DEFAULT_API_URL, DEFAULT_SERVER_URL, GitHubEnvError
 from .rest import CommitStatus, GitHubClient, GitHubNotFound, GitHubValidationError, PullRequestRef
-from .results_comment import RESULTS_CONTEXT, RESULTS_MARKER, commit_status, results_body, summary_markdown
+from .results_comment import (
+    RESULTS_CONTEXT,
+    RESULTS_HEADING,
+    RESULTS_MARKER,
+    commit_status,
+    results_body,
+    summary_markdown,
+)
 from .sticky import upsert_sticky
 
 FOOTER = "\n\n<sub>posted by `reconciler reconcile --github-results`; updated in place as runs end</sub>\n"
@@ -134,7 +141,9 @@ def publish_results(
         for pr, commits in by_pull.values():
             target = pr.html_url or None
             if any(r.terminal for _, runs in commits for r in runs):
-                body = marked("\n\n".join(results_body(runs, commit=sha, **links) for sha, runs in commits))
+                bodies = [results_body(runs, commit=sha, **links) for sha, runs in commits]
+                # one heading: the later commits' sections follow the first's
+                body = marked("\n\n".join([bodies[0], *(b.removeprefix(RESULTS_HEADING) for b in bodies[1:])]))
                 result = upsert_sticky(gh, ctx.repository, pr.number, body, marker=RESULTS_MARKER)
                 target = result.comment.html_url if result.comment and result.comment.html_url else target
                 if result.action != "unchanged" or verbose:

@@ -115,10 +115,13 @@ def _tally(runs: Sequence[RunReport]) -> str:
     return ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
 
 
+RESULTS_HEADING = "### reconciler results\n\n"
+
+
 def results_body(runs: Sequence[RunReport], *, commit: str, server_url: str, repository: str, ref: str = "HEAD") -> str:
     """The comment for the runs one merge commit submitted (the marker is added by `with_marker`)."""
     head = [
-        "### reconciler results",
+        RESULTS_HEADING.rstrip("\n"),
         "",
         f"Runs submitted by merge commit {commit[:12]}: {_tally(runs)}.",
         "",

@@ -87,6 +87,11 @@ def changed_paths(root: Path, paths: Sequence[str]) -> list[str]:
     return sorted(set(changed))
 
 
+def head_sha(root: Path) -> str:
+    """The commit HEAD names now (after a push retry: the one pushed)."""
+    return str(_repo(root).head.commit.hexsha)
+
+
 def committed_text(root: Path, rel: str, rev: str = "HEAD") -> str | None:
     """`rel` as commit `rev` has it (UTF-8 text), or None: not in it, no such commit, or not text."""
     import git

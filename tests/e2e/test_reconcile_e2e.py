@@ -159,7 +159,7 @@ def test_a_rejected_push_is_retried_after_rebasing(tmp_path: Path) -> None:
     remote, ours = clone_behind_origin(make_repo(tmp_path / "seed"), tmp_path, their_subject="unrelated")
     done = cli(ours, "reconcile", "--wait", "--commit", "--push")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "pushed (attempt 2)" in done.stdout
+    assert f"pushed (attempt 2): {git(remote, 'rev-parse', 'main')[:10]}" in done.stdout  # the rebased commit
     log = git(remote, "log", "--format=%s", "main").splitlines()
     assert log[0].startswith("reconciler: update leaderboards") and "unrelated" in log
 
@@ -272,3 +272,26 @@ def test_commit_in_a_project_inside_a_repository_says_where_the_repository_is(tm
     done = cli(tmp_path / "mono" / "evals", "reconcile", "--commit")
     assert done.returncode == 1 and "is a folder of the git repository at" in done.stderr, done.stderr
     assert "is not a git repository" not in done.stderr
+
+
+def test_a_leaderboard_block_in_a_crlf_file_is_committed(tmp_path: Path) -> None:
+    """git show keeps a file's stored CRLF; reading it as text gives LF, as the renderer writes."""
+    root = make_repo(tmp_path / "repo")
+    readme = _board_in_readme(root)
+    readme.write_bytes(readme.read_bytes().replace(b"\n", b"\r\n"))
+    git(
+        root,
+        "-c",
+        "core.autocrlf=false",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.com",
+        "commit",
+        "-qam",
+        "CRLF",
+    )
+    done = cli(root, "reconcile", "--wait", "--commit")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not committed: README.md" not in done.stderr
+    assert "README.md" in git(root, "show", "--name-only", "--format=", "HEAD").splitlines()

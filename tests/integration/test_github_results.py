@@ -99,6 +99,7 @@ def test_a_rebase_merges_commits_share_one_results_comment_and_a_rerun_edits_not
     publish_results(ctx(github), reports, env=summary_env(tmp_path))
     [comment] = github.comments(REPO, PR)
     assert "calm-otter-1" in str(comment["body"]) and "brisk-lark-2" in str(comment["body"])
+    assert str(comment["body"]).count("### reconciler results") == 1
     assert [s["state"] for s in github.statuses(REPO, SHA)] == ["failure"]
     assert [s["state"] for s in github.statuses(REPO, other)] == ["success"]
     patches = len(github.calls("PATCH"))

@@ -154,3 +154,12 @@ def test_an_intent_one_shard_settled_is_not_brought_back_by_another_that_never_t
     for order in ([owner, other], [other, owner]):
         merged, _ = merge_states(base, order)
         assert merged.intents == []
+
+
+def test_a_job_applying_its_changes_onto_anothers_state_never_undoes_that_jobs_newer_facts() -> None:
+    start = State(moved={"r1": "runs/b"}, benchmark_ids={"hle": "B1"}, specs={"a": record("1")})
+    ours = start.model_copy(update={"specs": {"a": record("1"), "n": record("5", "c" * 40)}})
+    theirs = State(moved={"r1": "runs/c"}, benchmark_ids={"hle": "B2"}, specs={"a": record("1")})
+    merged, changed = merge_states(start, [ours], onto=theirs)
+    assert (merged.moved, merged.benchmark_ids) == ({"r1": "runs/c"}, {"hle": "B2"})
+    assert merged.specs == {"a": record("1"), "n": record("5", "c" * 40)} and changed == ["n"]
