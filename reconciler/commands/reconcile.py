@@ -126,14 +126,14 @@ def command(
                 paths, held = result.committable(lambda rel: committed_text(project.root, rel), project.root)
                 for path in held:
                     click.echo(
-                        f"not committed: {path} has edits besides reconciler's leaderboard; commit them yourself,"
-                        " and the next reconcile commits the leaderboard",
+                        f"not committed: {path}, whose board has a file with edits besides reconciler's leaderboard;"
+                        " commit those edits yourself, and the next reconcile commits the board",
                         err=True,
                     )
                 return commit_paths(
                     project.root,
                     paths,
-                    commit_message(result),
+                    commit_message(result, held),
                     author_name=author.author_name,
                     author_email=author.author_email,
                 )

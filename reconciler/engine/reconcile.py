@@ -39,23 +39,19 @@ class ReconcileResult:
     def committable(self, committed: Callable[[str], str | None], root: Path) -> tuple[list[str], list[str]]:
         """(files `--commit` may commit, board files it holds back): a board file whose change
         from its committed text (`committed(rel)`) is not only reconciler's is held back."""
-        checks = {rel: check for o in self.rendered for rel, check in o.only_ours.items()}
-        paths, held = [], []
-        for rel in self.generated:
-            check = checks.get(rel)
-            if check is not None:
+        held: set[str] = set()
+        for o in self.rendered:
+            for rel, check in o.only_ours.items():
                 try:
                     now = (root / rel).read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
-                    now = None
+                    continue
                 before = committed(rel)
                 # read_text reads CRLF as LF, as the renderer does; git show keeps what is stored
                 before = before.replace("\r\n", "\n") if before is not None else None
-                if now is not None and not check(before, now):
-                    held.append(rel)
-                    continue
-            paths.append(rel)
-        return paths, held
+                if not check(before, now):
+                    held.update(o.files)  # the whole board: never a new chart beside an old table
+        return [rel for rel in self.generated if rel not in held], sorted(held)
 
     @property
     def failures(self) -> list[str]:

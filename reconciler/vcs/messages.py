@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 
-def commit_message(result: Any) -> str:
-    changed = [f for o in result.rendered for f in o.changed]
-    boards = sorted({o.spec_id.rsplit("/", 1)[-1] for o in result.rendered if o.changed})
+def commit_message(result: Any, held: Collection[str] = ()) -> str:
+    """The commit's subject and body; `held`: board files not in this commit (commands.reconcile)."""
+    changed = [f for o in result.rendered for f in o.changed if f not in held]
+    boards = sorted({o.spec_id.rsplit("/", 1)[-1] for o in result.rendered if set(o.changed) - set(held)})
     subject = f"reconciler: update leaderboards ({', '.join(boards)})" if boards else "reconciler: update run state"
     body = []
     if result.applied is not None:

@@ -233,7 +233,8 @@ def test_commit_never_takes_a_users_uncommitted_edit_beside_a_leaderboard_block(
     readme.write_text(readme.read_text() + "WIP: my unfinished paragraph\n")
     done = cli(root, "reconcile", "--wait", "--commit")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "not committed: README.md has edits besides reconciler's leaderboard" in done.stderr
+    assert "not committed: README.md, whose board has a file with edits besides reconciler's leaderboard" in done.stderr
+    assert "README.md" not in git(root, "log", "-1", "--format=%B")  # the message names what it commits
     assert "WIP" not in git(root, "show", "HEAD:README.md")
     assert "README.md" not in git(root, "show", "--name-only", "--format=", "HEAD").splitlines()
     assert readme.read_text().endswith("WIP: my unfinished paragraph\n")  # still there, for the user to commit
