@@ -110,23 +110,34 @@ class RepoSession:
 
 def settle_intents(state: State, observed: Observed) -> tuple[str, ...]:
     """Adopt runs whose submit was interrupted after the platform accepted it; returns their names."""
+    ours = _ours_by_config(observed)
     adopted = []
     for intent in list(state.intents):
-        match = [
-            r
-            for r in observed.runs
-            if r.marker is not None
-            and r.marker.owner == observed.owner
-            and (r.marker.spec_id, r.marker.fingerprint) == (intent.spec_id, intent.fingerprint)
-        ]
-        if match:
-            run = keeper(match)
-            state.specs[intent.spec_id] = SpecRecord(
-                run_id=run.id, run_name=run.name, fingerprint=intent.fingerprint, benchmark_id=run.benchmark_id
-            )
+        runs = ours.get((intent.spec_id, intent.fingerprint))
+        if runs:
+            run = _record(state, intent.spec_id, intent.fingerprint, runs)
             state.intents.remove(intent)
             adopted.append(run.name)
     return tuple(adopted)
+
+
+def _ours_by_config(observed: Observed, unconfirmed: Container[str] = ()) -> dict[tuple[str, str], list[ObservedRun]]:
+    """(spec id, fingerprint) -> our runs of that config; none whose marker is in `unconfirmed`."""
+    ours: dict[tuple[str, str], list[ObservedRun]] = {}
+    for run in observed.runs:
+        marker = run.marker
+        if marker is not None and marker.owner == observed.owner and run.id not in unconfirmed:
+            ours.setdefault((marker.spec_id, marker.fingerprint), []).append(run)
+    return ours
+
+
+def _record(state: State, spec_id: str, fingerprint: str, runs: list[ObservedRun]) -> ObservedRun:
+    """Record the run every plan keeps (core.world.keeper) of `runs` as the spec's; returns it."""
+    run = keeper(runs)
+    state.specs[spec_id] = SpecRecord(
+        run_id=run.id, run_name=run.name, fingerprint=fingerprint, benchmark_id=run.benchmark_id
+    )
+    return run
 
 
 @asynccontextmanager
@@ -214,21 +225,13 @@ def restore_records(state: State, observed: Observed, desired: Desired, *, uncon
     machine's cache claims (`unconfirmed`) restores nothing: the state file commits no such
     claim. The commit that submitted the run is not known again, so such a run gets no results
     comment."""
-    current = {d.spec.id: d.fingerprint for d in desired.runs}
-    ours: dict[str, list[ObservedRun]] = {}
-    for run in observed.runs:
-        marker = run.marker
-        if marker is None or run.id in unconfirmed or marker.owner != observed.owner:
-            continue
-        if current.get(marker.spec_id) == marker.fingerprint:
-            ours.setdefault(marker.spec_id, []).append(run)
-    for spec_id, runs in ours.items():
+    ours = _ours_by_config(observed, unconfirmed)
+    for d in desired.runs:
+        spec_id, fingerprint = d.spec.id, d.fingerprint
+        runs = ours.get((spec_id, fingerprint))
         record = state.specs.get(spec_id)
-        if record is not None and record.fingerprint == current[spec_id]:
+        if not runs or (record is not None and record.fingerprint == fingerprint):
             continue
         if any(i.spec_id == spec_id for i in state.intents):
             continue  # settle_intents decides that spec
-        run = keeper(runs)
-        state.specs[spec_id] = SpecRecord(
-            run_id=run.id, run_name=run.name, fingerprint=current[spec_id], benchmark_id=run.benchmark_id
-        )
+        _record(state, spec_id, fingerprint, runs)

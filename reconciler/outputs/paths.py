@@ -236,10 +236,11 @@ def inside(run_dir: Path, target: Path) -> bool:
     return parent == root or root in parent.parents
 
 
-def regular_size(path: Path) -> int | None:
-    """The size of a regular file (not following a final symlink), else None."""
+def regular_size(path: Path | str, *, dir_fd: int | None = None) -> int | None:
+    """The size of a regular file (not following a final symlink; relative to `dir_fd` when
+    given), else None."""
     try:
-        st = os.lstat(path)
+        st = os.stat(path, dir_fd=dir_fd, follow_symlinks=False)
     except OSError:
         return None
     return st.st_size if stat.S_ISREG(st.st_mode) else None

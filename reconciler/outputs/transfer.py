@@ -61,7 +61,7 @@ from typing import Protocol
 from ..osmosis.errors import PlatformError, PlatformUnreachable
 from ..osmosis.retry import RetryPolicy, parse_retry_after
 from ..osmosis.transport import StreamedResponse, TransportError
-from .paths import PARTIAL_SUFFIX, Accepted, inside, partial_pattern
+from .paths import PARTIAL_SUFFIX, Accepted, inside, partial_pattern, regular_size
 
 try:
     import fcntl
@@ -508,11 +508,7 @@ class _Folder:
         return os.stat(self._name(name), dir_fd=self.fd, follow_symlinks=False)
 
     def regular_size(self, name: str) -> int | None:
-        try:
-            st = self.lstat(name)
-        except OSError:
-            return None
-        return st.st_size if stat.S_ISREG(st.st_mode) else None
+        return regular_size(self._name(name), dir_fd=self.fd)
 
     def unlink(self, name: str) -> None:
         os.unlink(self._name(name), dir_fd=self.fd)
