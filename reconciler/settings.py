@@ -11,9 +11,8 @@ from pathlib import Path
 from .errors import ConfigError
 from .safe_paths import write_refusal
 from .specs.loader import LoadResult, load_settings, load_specs
-from .specs.models import ProjectSettings
+from .specs.models import SETTINGS_FILE, ProjectSettings
 
-SETTINGS_FILE = "reconciler.toml"
 LOCAL_PLATFORM = "local"
 
 

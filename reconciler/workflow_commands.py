@@ -6,6 +6,15 @@ neither may import reconciler.github.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
+
+def in_actions(env: Mapping[str, str] | None = None) -> bool:
+    """Whether this process runs as a GitHub Actions step."""
+    env = os.environ if env is None else env
+    return env.get("GITHUB_ACTIONS") == "true"
+
 
 def escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

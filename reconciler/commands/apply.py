@@ -65,7 +65,6 @@ def command(
     from ._common import run_async
 
     project = load_project()
-    project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
     saved = None
     if plan_file is not None:
         if targets or prune or allow_protected or replace:

@@ -93,9 +93,9 @@ def command(
     """
     from ..engine.operations import make_plan
     from ..errors import ExitCode, ReconcilerError
-    from ..github.actions import in_actions
     from ..render.plan_text import fresh_local_note, plan_document, render_text, write_json
     from ..settings import LOCAL_PLATFORM, load_project, resolve_platform
+    from ..workflow_commands import in_actions
     from ._common import run_async
 
     project = load_project()

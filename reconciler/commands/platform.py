@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from ..localplatform.defaults import DEFAULT_HOST, DEFAULT_PORT
+from ._params import SECONDS
 
 
 @click.group("platform")
@@ -57,7 +58,7 @@ def command() -> None:
     "--stop-cleanup",
     default=0.0,
     show_default=True,
-    type=click.FloatRange(min=0),
+    type=SECONDS,
     help="Simulated seconds a stopped run keeps its status before it shows stopped (sandbox cleanup).",
 )
 @click.option("--test-hooks", is_flag=True, help="Enable /_test routes (e.g. serve a hostile manifest for a run).")

@@ -87,7 +87,6 @@ def command(
         raise UsageError("--push needs --commit")
     results_ctx = results_context_from_env() if github_results else None
     project = load_project()
-    project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
     if commit_:
         from ..vcs.commit import ensure_committable
 
@@ -110,7 +109,6 @@ def command(
                 log=say,
                 results=github_results,
                 submitted_by=submitting_commit(),
-                credit_changes=github_results and submitting_commit() is None,
                 render_only=render_only,
                 verbose=verbose,
                 progress=run_progress(sys.stderr, quiet=not text),

@@ -43,7 +43,6 @@ def command(
     else:  # writes leaderboards and the state file: never beside an apply that writes them too
         from ..engine.lock import project_lock
 
-        project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
         with project_lock(project, timeout=lock_timeout):
             outcomes = render()
     errors = [o for o in outcomes if o.error]

@@ -90,7 +90,6 @@ def _merge(project: Project, files: tuple[Path, ...], lock_timeout: float) -> No
             hint="pass the state files the shard jobs uploaded",
         )
     # the state file as apply writes it: under the repository's lock, never through a symlink
-    project.existing_specs_path()  # before the lock creates .reconciler/ in a directory that is no repository
     target = writable_path(project.root, project.settings.state_file)
     with project_lock(project, timeout=lock_timeout):
         merged, changed = merge_states(load_state(target), [load_state(f) for f in sorted(files)])

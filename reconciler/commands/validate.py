@@ -17,7 +17,6 @@ def command(paths: tuple[Path, ...], fmt: str) -> None:
     any error; warnings do not fail. Under GitHub Actions it also prints
     annotation lines so problems show on the pull request diff.
     """
-    import os
 
     from ..errors import CommandExit, ExitCode
     from ..render.diagnostics import render_json, render_text
@@ -31,7 +30,9 @@ def command(paths: tuple[Path, ...], fmt: str) -> None:
     if fmt == "json":
         click.echo(render_json(result))
     else:
-        github = os.environ.get("GITHUB_ACTIONS") == "true"
+        from ..workflow_commands import in_actions
+
+        github = in_actions()
         click.echo(render_text(result, github_annotations=github), nl=False)
     if result.errors:
         raise CommandExit(ExitCode.ERROR)

@@ -77,8 +77,8 @@ SIMULATED_IN_ACTIONS = (
 
 def _warn_if_simulated_in_actions() -> None:
     """A scaffold pushed unchanged would otherwise go green on a throwaway platform, every job."""
-    from ..workflow_commands import annotation
+    from ..workflow_commands import annotation, in_actions
 
-    if os.environ.get("GITHUB_ACTIONS") == "true":
+    if in_actions():
         # stderr: the runner reads workflow commands there too, and stdout may be a JSON document
         sys.stderr.write(annotation("warning", SIMULATED_IN_ACTIONS, title="reconciler: local platform") + "\n")

@@ -24,7 +24,11 @@ lock
 
 
 def project_lock(project: Project, *, timeout: float = 0.0) -> AbstractContextManager[None]:
-    """The lock of one repository: `lock` beside the state file, git-ignored by a `.gitignore` of its own."""
+    """The lock of one repository: `lock` beside the state file, git-ignored by a `.gitignore` of its own.
+
+    A directory with neither reconciler.toml nor specs is refused first (ConfigError naming
+    `init`): the lock would create `.reconciler/` in a directory that is no project."""
+    project.existing_specs_path()
     folder = PurePosixPath(project.settings.state_file).parent
     path = writable_path(project.root, str(folder / "lock"))
     if folder != PurePosixPath("."):  # never create a .gitignore at the repository root: that one is the user's

@@ -14,7 +14,7 @@ from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
 from ..files import read_regular, write_atomic
 from ..safe_paths import overlaps
-from ..settings import SETTINGS_FILE, Project
+from ..settings import Project
 from ..specs.board_paths import reserved_paths
 from .session import RepoSession, open_session
 
@@ -131,7 +131,7 @@ def _refuse_plan_over_project_file(path: Path, project: Project) -> None:
     except (OSError, ValueError, RuntimeError):
         return  # outside the project: the user's own place
     # the rooms no leaderboard may be written into either (specs, state, outputs, templates, ...)
-    own = [*reserved_paths(project.settings), (SETTINGS_FILE, "the settings file"), (".git", "git's folder")]
+    own = [*reserved_paths(project.settings), (".git", "git's folder")]
     clash = next((what for room, what in own if overlaps(rel, room)), None)
     if clash is not None:
         raise UsageError(

@@ -79,7 +79,6 @@ async def reconcile(
     log: Callable[[str], None] | None = None,
     results: bool = False,
     submitted_by: str | None = None,
-    credit_changes: bool = False,
     render_only: bool = False,
     verbose: bool = False,
     progress: RunProgress | None = None,
@@ -134,7 +133,8 @@ async def reconcile(
         for o in rendered:
             for f in (f for f in o.files if verbose or f in o.changed):
                 say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
-        stamp_submissions(session, before, submitted_by, credit_changes=credit_changes, replaced=frozenset(replace))
+        # a job no merge started (schedule, dispatch) that reports results credits the merges
+        stamp_submissions(session, before, submitted_by, credit_changes=results, replaced=frozenset(replace))
         reports = await collect_results(session, second.observed, targets) if results else []
         session.save_state()
         generated = sorted({f for o in rendered for f in o.files} | {project.settings.state_file})

@@ -20,11 +20,6 @@ from ..errors import ConfigError
 SUMMARY_LIMIT = 1024 * 1024  # bytes GitHub accepts per step summary
 
 
-def in_actions(env: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    return env.get("GITHUB_ACTIONS") == "true"
-
-
 def _env_file(name: str, env: Mapping[str, str] | None) -> Path | None:
     env = os.environ if env is None else env
     value = env.get(name, "").strip()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..safe_paths import overlaps
-from .models import BenchmarkSpec, ProjectSettings
+from .models import SETTINGS_FILE, BenchmarkSpec, ProjectSettings
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ class BoardPathProblem:
 def reserved_paths(settings: ProjectSettings) -> list[tuple[str, str]]:
     """The paths of `reconciler.toml` and reconciler's own, with what each is."""
     return [
+        (SETTINGS_FILE, "the settings file"),
         (settings.specs_dir, "the specs folder"),
         (settings.state_file, "the state file"),
         (settings.outputs_dir, "the outputs folder"),

@@ -111,6 +111,9 @@ class CommitSettings(_Table):
     author_email: Annotated[str, AfterValidator(_git_identity_part)] = "reconciler@users.noreply.github.com"
 
 
+SETTINGS_FILE = "reconciler.toml"  # the project's settings, at its root
+
+
 class ProjectSettings(_Table):
     """`reconciler.toml` at the repository root. Secrets never live here."""
 
