@@ -32,10 +32,10 @@ import ssl
 import sys
 import urllib.request
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
-from .transport import Headers, Request, Response, StreamedResponse, TransportError
+from .transport import Headers, Request, Response, TransportError
 
 # OpenSSL reads these when a context loads its default CA paths (SSL_CTX_set_default_verify_paths)
 _CA_PATH_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
@@ -75,7 +75,11 @@ def _verified_tls() -> ssl.SSLContext:
 
 
 def _tls_for(url: str) -> ssl.SSLContext | bool:
-    return _verified_tls() if urlsplit(url).scheme == "https" else True
+    # the scheme as urlsplit reads it (after leading controls and spaces), without parsing the rest
+    return _verified_tls() if url.lstrip(_C0_AND_SPACE)[:6].lower() == "https:" else True
+
+
+_C0_AND_SPACE = "".join(map(chr, range(0x21)))
 
 
 CHUNK = 1 << 18  # read size of a streamed body: big reads, few wake-ups
@@ -122,29 +126,23 @@ class AiohttpTransport:
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise _failure(exc) from exc
 
-    @asynccontextmanager
-    async def stream(self, request: Request) -> AsyncIterator[StreamedResponse]:
+    def stream(self, request: Request) -> _StreamContext:
+        return _StreamContext(self, request)
+
+    async def _open(self, request: Request) -> aiohttp.ClientResponse:
         try:
-            context = self._client().request(
+            return await self._client().request(
                 request.method,
                 _url(request.url),
-                headers=dict(request.headers),
+                headers=request.headers,
                 data=request.body,
                 allow_redirects=False,
                 timeout=self._stream_timeout,
                 proxy=self._proxy(request.url),
                 ssl=_tls_for(request.url),
             )
-            answer = await context.__aenter__()
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise _failure(exc) from exc
-        try:
-            yield _Streamed(answer)
-        except BaseException:
-            answer.close()  # an unread body: drop the connection rather than drain it
-            raise
-        finally:
-            answer.release()
 
     def _proxy(self, url: str) -> str | None:
         if not self._proxies:
@@ -158,6 +156,31 @@ class AiohttpTransport:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+class _StreamContext:
+    """`stream`'s block: the answer with its body unread; leaving the block releases the
+    connection, or drops it when the block raised with the body unread. A class, not a
+    generator-based context manager: one is entered per downloaded file."""
+
+    __slots__ = ("_answer", "_request", "_transport")
+
+    def __init__(self, transport: AiohttpTransport, request: Request) -> None:
+        self._transport = transport
+        self._request = request
+        self._answer: aiohttp.ClientResponse | None = None
+
+    async def __aenter__(self) -> _Streamed:
+        self._answer = await self._transport._open(self._request)
+        return _Streamed(self._answer)
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        answer, self._answer = self._answer, None
+        if answer is None:
+            return
+        if exc_type is not None:
+            answer.close()  # an unread body: drop the connection rather than drain it
+        answer.release()
 
 
 class _Streamed:
@@ -174,8 +197,9 @@ class _Streamed:
         return self._headers
 
     async def chunks(self) -> AsyncIterator[bytes]:
+        content = self._answer.content
         try:
-            async for chunk in self._answer.content.iter_chunked(CHUNK):
+            while chunk := await content.read(CHUNK):  # read, not iter_chunked: one layer less per chunk
                 yield chunk
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _failure(exc) from exc

@@ -17,8 +17,8 @@ import asyncio
 import functools
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Literal, Self, TypeVar
 from urllib.parse import urljoin, urlsplit
@@ -27,7 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import __version__
 from ..errors import ConfigError
-from .errors import NotFound, PlatformUnreachable, ProtocolError, SubmitOutcomeUnknown
+from .errors import NotFound, PlatformError, PlatformUnreachable, ProtocolError, SubmitOutcomeUnknown
 from .models import (
     BenchmarkDetail,
     BenchmarkEntry,
@@ -54,6 +54,7 @@ LOG_LIMIT = 200  # the platform's cap for log pages
 MAX_DOWNLOAD_BATCH = 500
 MAX_REDIRECTS = 20
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_ALLOWED_HOPS_KEPT = 256  # origins whose presigned hops were checked and allowed, per client
 _PAGE_FIELDS = ("total_count", "has_more", "next_offset")
 DEFAULT_RETRY = RetryPolicy()
 _GIT_IDENTITY = re.compile(r"^[^/\s]+/[^/\s]+$")
@@ -108,6 +109,7 @@ class OsmosisClient:
         self._pages_in_flight: asyncio.Semaphore | None = None
         own = urlsplit(self.base_url)
         self._origin = (own.scheme, own.hostname, own.port)  # presigned hops may come back here over http
+        self._allowed_hops: set[str] = set()  # _check_presigned_hop's verdicts
         self._session = PlatformSession(
             self.base_url,
             token=_checked_token(token),
@@ -224,10 +226,9 @@ class OsmosisClient:
         body = {"items": [{"path": p, **({"token": t} if t is not None else {})} for p, t in items]}
         return _parse(DownloadUrls, await self._session.call("POST", path, body=body), "POST", path, "download-urls")
 
-    @asynccontextmanager
-    async def open_presigned(
+    def open_presigned(
         self, url: str, *, headers: Mapping[str, str] | None = None
-    ) -> AsyncIterator[StreamedResponse]:
+    ) -> AbstractAsyncContextManager[StreamedResponse]:
         """The one door for presigned fetches: a streamed GET with no credentials.
 
         `async with client.open_presigned(url, headers={"Range": "bytes=10-"}) as response:`
@@ -240,22 +241,21 @@ class OsmosisClient:
         if headers and any(name.lower() == "authorization" for name in headers):
             raise ValueError("presigned fetches carry no Authorization header")
         sent = {"User-Agent": self._user_agent, "Accept-Encoding": "identity", **(headers or {})}
-        try:
-            for _ in range(MAX_REDIRECTS + 1):
-                self._check_presigned_hop(url)
-                async with self._transport.stream(Request("GET", url, sent)) as response:
-                    location = response.headers.get("Location") if response.status in _REDIRECTS else None
-                    if location is None:
-                        yield response
-                        return
-                url = urljoin(url, location.strip())
-        except TransportError as exc:
-            if exc.kind == "invalid":
-                raise ProtocolError("The platform returned an invalid download URL (<redacted URL>)") from None
-            raise PlatformUnreachable(f"Could not fetch <redacted URL>: {exc.detail.split(':')[0]}") from None
-        raise ProtocolError(f"A download URL redirected more than {MAX_REDIRECTS} times")
+        return _PresignedFetch(self, url, sent)
 
     def _check_presigned_hop(self, url: str) -> None:
+        # a hop's verdict depends on its scheme and authority alone, which end before the third
+        # slash; a download asks the same few origins thousands of times
+        origin = url.split("/", 3)[:3]
+        key = "/".join(origin)
+        if key in self._allowed_hops:
+            return
+        self._check_hop_origin(key)
+        if len(self._allowed_hops) >= _ALLOWED_HOPS_KEPT:
+            self._allowed_hops.clear()
+        self._allowed_hops.add(key)
+
+    def _check_hop_origin(self, url: str) -> None:
         try:
             parts = urlsplit(url)
             scheme, host, port = parts.scheme.lower(), (parts.hostname or ""), parts.port
@@ -470,3 +470,54 @@ def _named(ref: str, kind: str) -> str:
     if not ref.strip():
         raise NotFound(f"{kind} not found: the name is empty", status=404, code="NOT_FOUND")
     return segment(ref)
+
+
+class _PresignedFetch:
+    """`OsmosisClient.open_presigned`'s block: follows allowed redirects on entry, releases the
+    answer on exit, and turns a transport failure (on entry or while the body is read inside
+    the block) into PlatformUnreachable or ProtocolError. A class, not a generator-based context
+    manager: one is entered per downloaded file, and the generator's frames cost more than the
+    fetch's own Python (tests/perf/bench_download.py)."""
+
+    __slots__ = ("_client", "_headers", "_stream", "_url")
+
+    def __init__(self, client: OsmosisClient, url: str, headers: dict[str, str]) -> None:
+        self._client = client
+        self._url = url
+        self._headers = headers
+        self._stream: AbstractAsyncContextManager[StreamedResponse] | None = None
+
+    async def __aenter__(self) -> StreamedResponse:
+        url = self._url
+        try:
+            for _ in range(MAX_REDIRECTS + 1):
+                self._client._check_presigned_hop(url)
+                stream = self._client._transport.stream(Request("GET", url, self._headers))
+                response = await stream.__aenter__()
+                location = response.headers.get("Location") if response.status in _REDIRECTS else None
+                if location is None:
+                    self._stream = stream
+                    return response
+                await stream.__aexit__(None, None, None)
+                url = urljoin(url, location.strip())
+        except TransportError as exc:
+            raise _presigned_failure(exc) from None
+        raise ProtocolError(f"A download URL redirected more than {MAX_REDIRECTS} times")
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:
+                await stream.__aexit__(exc_type, exc, tb)
+            except TransportError as failure:
+                raise _presigned_failure(failure) from None
+        if isinstance(exc, TransportError):
+            raise _presigned_failure(exc) from None
+
+
+def _presigned_failure(exc: TransportError) -> PlatformError:
+    if exc.kind == "invalid":
+        return ProtocolError("The platform returned an invalid download URL (<redacted URL>)")
+    return PlatformUnreachable(f"Could not fetch <redacted URL>: {exc.detail.split(':')[0]}")

@@ -121,8 +121,13 @@ class Accepted:
         return self.target.parent
 
     @functools.cached_property
+    def partial_file(self) -> str:
+        """The partial's name in `folder` (`partial_name`)."""
+        return partial_name(self.target.name, self.size, self.token)
+
+    @functools.cached_property
     def partial(self) -> Path:
-        return self.folder / partial_name(self.target.name, self.size, self.token)
+        return self.folder / self.partial_file
 
 
 @dataclass(frozen=True)

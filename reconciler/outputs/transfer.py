@@ -192,7 +192,7 @@ class Transfer:
             try:
                 # inline: measured faster than on a thread, where GIL hand-offs cost more than the
                 # event loop gains from not waiting for open
-                fd, kept = self._open(at, item)
+                fd, kept, device = self._open(at, item)
             except BaseException:
                 at.close()
                 raise
@@ -203,11 +203,13 @@ class Transfer:
             outcome.error = f"Could not create {item.path}: {exc.strerror or exc}"
             return outcome
         try:
-            return await self._fetch_into(at, item, url, fd, kept, outcome)
+            return await self._fetch_into(at, item, url, fd, kept, device, outcome)
         finally:
             at.close()
 
-    async def _fetch_into(self, at: _Folder, item: Accepted, url: str, fd: int, kept: int, outcome: Outcome) -> Outcome:
+    async def _fetch_into(
+        self, at: _Folder, item: Accepted, url: str, fd: int, kept: int, device: int, outcome: Outcome
+    ) -> Outcome:
         """The body into the open partial `fd`, then durable and landed (steps 2 and 3)."""
         closed = False
         try:
@@ -219,7 +221,7 @@ class Transfer:
                 async with self._network:
                     await self._loop(item, url, fd, kept, outcome)
             if outcome.error is None:
-                syncing = self._durable(fd, item.size <= RELEASE_CACHE_UP_TO)
+                syncing = self._durable(fd, device, item.size <= RELEASE_CACHE_UP_TO)
                 try:
                     await asyncio.shield(syncing)
                 except asyncio.CancelledError:
@@ -234,9 +236,9 @@ class Transfer:
         finally:
             if not closed:
                 os.close(fd)
-        if outcome.error is not None and at.regular_size(item.partial.name) == 0:
+        if outcome.error is not None and at.regular_size(item.partial_file) == 0:
             with contextlib.suppress(OSError):
-                at.unlink(item.partial.name)
+                at.unlink(item.partial_file)
         return outcome
 
     def close(self) -> None:
@@ -246,14 +248,14 @@ class Transfer:
         self._syncing.shutdown(wait=False)
         self._creating.shutdown(wait=True, cancel_futures=True)
 
-    def _durable(self, fd: int, release: bool) -> asyncio.Future[None]:
-        """Done once the partial's bytes are on disk (see step 3)."""
+    def _durable(self, fd: int, device: int, release: bool) -> asyncio.Future[None]:
+        """Done once the partial's bytes (on filesystem `device`) are on disk (see step 3)."""
         if self._group is not None:
-            return self._group.durable(fd, release)
+            return self._group.durable(fd, device, release)
         return asyncio.get_running_loop().run_in_executor(self._syncing, _make_durable, fd, release)
 
-    def _open(self, at: _Folder, item: Accepted) -> tuple[int, int]:
-        """The partial, opened and locked; and how many of its bytes can be resumed.
+    def _open(self, at: _Folder, item: Accepted) -> tuple[int, int, int]:
+        """The partial, opened and locked; how many of its bytes can be resumed; its filesystem.
 
         Only a regular file of one link is ever opened there, never through a symlink: a link
         (soft or hard) planted at the partial's (predictable) name would otherwise have its
@@ -261,36 +263,37 @@ class Transfer:
         file at that name: a second download that opened it just before the first renamed it
         into place holds the landed file, which it must not truncate."""
         try:
-            fd = at.open_file(item.partial.name, _OPEN_FLAGS | _NOFOLLOW)
+            fd = at.open_file(item.partial_file, _OPEN_FLAGS | _NOFOLLOW)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD's answer for a final link
-                raise _Fail(NOT_A_FILE.format(name=item.partial.name, what="a symlink")) from None
+                raise _Fail(NOT_A_FILE.format(name=item.partial_file, what="a symlink")) from None
             raise
         try:
-            opened = os.fstat(fd)
-            if not stat.S_ISREG(opened.st_mode):
-                raise _Fail(NOT_A_FILE.format(name=item.partial.name, what="not a regular file"))
-            if opened.st_nlink != 1:  # a hard link: writing it would change a file elsewhere too
-                raise _Fail(NOT_A_FILE.format(name=item.partial.name, what="a hard link to another file"))
             if fcntl is not None:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except OSError:
                     raise _Fail(BUSY) from None
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode):
+                raise _Fail(NOT_A_FILE.format(name=item.partial_file, what="not a regular file"))
+            if opened.st_nlink != 1:  # a hard link: writing it would change a file elsewhere too
+                raise _Fail(NOT_A_FILE.format(name=item.partial_file, what="a hard link to another file"))
+            if fcntl is not None:
                 try:
-                    now = at.lstat(item.partial.name)
+                    now = at.lstat(item.partial_file)
                 except FileNotFoundError:
                     raise _Fail(BUSY) from None
                 if (now.st_dev, now.st_ino) != (opened.st_dev, opened.st_ino):
                     raise _Fail(BUSY)
-            kept = os.fstat(fd).st_size
+            kept = opened.st_size
             if self.overwrite or kept > item.size:
                 os.ftruncate(fd, 0)
                 kept = 0
         except BaseException:
             os.close(fd)
             raise
-        return fd, kept
+        return fd, kept, opened.st_dev
 
     async def _folder(self, folder: Path) -> _Folder:
         """Wait for the file's folder (asking for it if nobody has); raise what creating it
@@ -372,7 +375,7 @@ class Transfer:
         names = self._partials.get(os.fspath(item.folder))
         if not names:
             return []
-        own = item.partial.name
+        own = item.partial_file
         pattern = partial_pattern(item.target.name)
         found = [name for name in names if name != own and pattern.match(name)]
         names.difference_update(found)
@@ -469,7 +472,7 @@ class Transfer:
 def _land(at: _Folder, item: Accepted, stale: list[Path]) -> None:
     """In place (the partial is durable already): rename it over the target; then remove
     partials of other versions of the file, unless another process holds them."""
-    at.replace(item.partial.name, item.target.name)
+    at.replace(item.partial_file, item.target.name)
     for path in stale:
         at.remove_unless_locked(path.name)
 
@@ -568,13 +571,13 @@ class _GroupSync:
     def __init__(self, pool: ThreadPoolExecutor, syncfs: Callable[[int], None]) -> None:
         self._pool = pool
         self._syncfs = syncfs
-        self._next: list[tuple[int, bool, asyncio.Future[None]]] = []
+        self._next: list[tuple[int, int, bool, asyncio.Future[None]]] = []
         self._writing = False
 
-    def durable(self, fd: int, release: bool) -> asyncio.Future[None]:
+    def durable(self, fd: int, device: int, release: bool) -> asyncio.Future[None]:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
-        self._next.append((fd, release, done))
+        self._next.append((fd, device, release, done))
         if not self._writing:
             self._write(loop)
         return done
@@ -582,12 +585,12 @@ class _GroupSync:
     def _write(self, loop: asyncio.AbstractEventLoop) -> None:
         group, self._next = self._next, []
         self._writing = True
-        files = [(fd, release) for fd, release, _ in group]
+        files = [(fd, device, release) for fd, device, release, _ in group]
         try:
             job = loop.run_in_executor(self._pool, _make_group_durable, self._syncfs, files)
         except RuntimeError:  # the transfer was closed while these waited (cancelled): none lands
             self._writing = False
-            for _, _, done in group:
+            for *_, done in group:
                 done.set_exception(OSError(errno.ECANCELED, "the download was closed before this file was on disk"))
             return
 
@@ -595,12 +598,12 @@ class _GroupSync:
             self._writing = False
             # every waiting file gets an answer, whatever became of the job: none may wait forever
             if job.cancelled():
-                for _, _, done in group:
+                for *_, done in group:
                     done.cancel()
             else:
                 failure = job.exception()
                 errors: list[BaseException | None] = [failure] * len(group) if failure else [*job.result()]
-                for (_, _, done), error in zip(group, errors, strict=True):
+                for (*_, done), error in zip(group, errors, strict=True):
                     if error is None:
                         done.set_result(None)
                     else:
@@ -611,22 +614,20 @@ class _GroupSync:
         job.add_done_callback(written)
 
 
-def _make_group_durable(syncfs: Callable[[int], None], files: list[tuple[int, bool]]) -> list[OSError | None]:
-    """One syncfs per filesystem among `files`; each file's error, or None once it is durable."""
+def _make_group_durable(syncfs: Callable[[int], None], files: list[tuple[int, int, bool]]) -> list[OSError | None]:
+    """One syncfs per filesystem among `files` (fd, device, release); each file's error, or None
+    once it is durable."""
     errors: list[OSError | None] = [None] * len(files)
     by_device: dict[int, list[int]] = {}
-    for n, (fd, _) in enumerate(files):
-        try:
-            by_device.setdefault(os.fstat(fd).st_dev, []).append(n)
-        except OSError as exc:
-            errors[n] = exc
+    for n, (_, device, _) in enumerate(files):
+        by_device.setdefault(device, []).append(n)
     for members in by_device.values():
         try:
             syncfs(files[members[0]][0])
         except OSError as exc:
             for n in members:
                 errors[n] = exc
-    for n, (fd, release) in enumerate(files):
+    for n, (fd, _, release) in enumerate(files):
         if errors[n] is None and release:
             _release(fd)
     return errors
@@ -678,7 +679,10 @@ def _range_matches(value: str | None, offset: int, size: int) -> bool:
 
 def _write_all(fd: int, data: bytes, offset: int) -> None:
     """All of `data` at `offset` (pwrite: the file position is never used)."""
-    view = memoryview(data)
+    n = os.pwrite(fd, data, offset)
+    if n == len(data):  # nearly always: a short write is a full disk's or a signal's
+        return
+    view, offset = memoryview(data)[n:], offset + n
     while view:
         n = os.pwrite(fd, view, offset)
         view, offset = view[n:], offset + n

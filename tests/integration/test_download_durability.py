@@ -75,7 +75,7 @@ def test_a_file_finished_after_the_transfer_closed_gets_an_answer_and_is_not_ren
         group = transfer._GroupSync(pool, lambda fd: None)
         fd = os.open(partial, os.O_RDONLY)
         try:
-            done = group.durable(fd, release=False)
+            done = group.durable(fd, os.fstat(fd).st_dev, release=False)
             return await asyncio.wait_for(asyncio.shield(done), timeout=5)
         except OSError as exc:
             return exc

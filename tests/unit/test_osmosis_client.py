@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reconciler import __version__
 from reconciler.errors import ConfigError
@@ -390,3 +392,58 @@ def test_a_failed_presigned_fetch_never_shows_the_signed_url() -> None:
         run(handler, fetch)
     assert "deadbeef" not in caught.value.render()
     assert "<redacted URL>" in caught.value.message
+
+
+def test_a_presigned_origin_allowed_once_allows_no_other_origin() -> None:
+    async def fetch(client: OsmosisClient) -> None:
+        async with client.open_presigned("https://bucket.test/x"):
+            pass
+        async with client.open_presigned("http://bucket.test/x"):
+            pass
+
+    with pytest.raises(ProtocolError, match="only https"):
+        run(recorder()[1], fetch)
+
+
+_HOP_URLS = st.builds(
+    "".join,
+    st.tuples(
+        st.sampled_from(["https", "http", "HTTP", "ftp", ""]),
+        st.sampled_from(["://", ":/", ":", ":///", "//"]),
+        st.sampled_from(
+            [
+                "bucket.test",
+                "127.0.0.1",
+                "[::1]",
+                "localhost",
+                "platform.test",
+                "u:p@bucket.test",
+                "bucket.test:99999",
+                "[bad",
+                "",
+            ]
+        ),
+        st.sampled_from(["", "/x", "?q=/y", "#f/z", "/x/y/z", "\t/x", ":80/x"]),
+    ),
+)
+
+
+def _hop_verdict(check: Callable[[str], None], url: str) -> str | None:
+    try:
+        check(url)
+    except ProtocolError as exc:
+        return exc.message
+    return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_HOP_URLS, min_size=1, max_size=8))
+def test_remembered_presigned_hop_verdicts_are_those_of_the_whole_url(urls: list[str]) -> None:
+    """The client remembers allowed origins (a download checks thousands of URLs of one); every
+    URL still gets the verdict its own scheme, host and port give it."""
+    client = OsmosisClient(BASE, token=TOKEN, workspace="team", transport=FakeTransport(recorder()[1]))
+    try:
+        for url in urls:
+            assert _hop_verdict(client._check_presigned_hop, url) == _hop_verdict(client._check_hop_origin, url)
+    finally:
+        asyncio.run(client.aclose())
