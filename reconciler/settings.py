@@ -106,24 +106,36 @@ def _truthy(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes"}
 
 
-def resolve_owner(project: Project, *, origin: str | None, workspace: str | None) -> str:
+@dataclass(frozen=True)
+class Owner:
+    """The owner written into this repository's ownership markers (`resolve_owner`)."""
+
+    name: str
+    # the workspace name, which every repository of the workspace with no GitHub origin and no
+    # `owner` writes too: a run marked with it may be another repository's, so none is stopped
+    shared: bool = False
+
+
+def resolve_owner(project: Project, *, origin: str | None, workspace: str | None, platform: str) -> Owner:
     """Whose runs these are: the one rule, written into every run's ownership marker.
 
     `owner` in reconciler.toml, else the repository's GitHub identity (`origin`, or under
     GitHub Actions the repository the workflow runs for), else, outside CI, the workspace
     name (a local repository with no GitHub origin). The workspace never wins over the
     repository identity: two repositories sharing a workspace must not own each other's runs.
+    The workspace name as owner is `shared` on a platform other repositories can reach (not
+    `platform = "local"`, whose database is this repository's own).
     """
     configured = (project.settings.owner or "").strip()
     if configured:
-        return configured
+        return Owner(configured)
     if origin:
-        return origin
+        return Owner(origin)
     if _truthy("GITHUB_ACTIONS") and os.environ.get("GITHUB_REPOSITORY", "").strip():
-        return os.environ["GITHUB_REPOSITORY"].strip().lower()
+        return Owner(os.environ["GITHUB_REPOSITORY"].strip().lower())
     if _truthy("CI"):
         raise ConfigError(
             "cannot tell whose runs these are: the repository has no GitHub origin",
             hint=f'set owner = "<org>/<repo>" in {SETTINGS_FILE}, or run in a checkout whose origin is on github.com',
         )
-    return (workspace or "").strip() or LOCAL_PLATFORM
+    return Owner((workspace or "").strip() or LOCAL_PLATFORM, shared=platform != LOCAL_PLATFORM)

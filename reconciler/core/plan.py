@@ -274,6 +274,8 @@ class _Planner:
         for b in sorted(self.desired.benchmarks, key=lambda b: b.id):
             if self.policy.targeted(b.id):
                 actions.extend(self._render(b))
+        if self.observed.shared_owner:
+            actions = [self._unshared(a) for a in actions]
         return Plan(
             owner=self.observed.owner,
             actions=tuple(actions),
@@ -533,6 +535,27 @@ class _Planner:
             if f.severity is Severity.WARNING
         )
         return Action(kind=kind, reason=reason, cost=cost, warnings=warnings, **base)
+
+    def _unshared(self, action: Action) -> Action:
+        """Under a shared owner (Observed.shared_owner) no run is stopped: an action that would
+        stop one is blocked, whatever asked for it (an edit, a duplicate, `state`, `--prune`)."""
+        stops = action.kind in (ActionKind.STOP, ActionKind.REPLACE) or (
+            action.kind is ActionKind.ORPHAN and action.will_stop
+        )
+        if not stops:
+            return action
+        owner = self.observed.owner
+        return action.model_copy(
+            update={
+                "kind": ActionKind.BLOCKED,
+                "blocked_by": "shared_owner",
+                "will_stop": False,
+                "reason": f"{action.reason}; but reconciler stops no run marked with owner {owner!r}: every"
+                " repository of this workspace without a GitHub origin or an owner writes that name, so the run"
+                f' may be another\'s. Set owner = "{owner}" in reconciler.toml if no other such repository submits'
+                " here (or a name of its own: runs already submitted keep the shared one)",
+            }
+        )
 
     @staticmethod
     def _blocked(base: dict[str, str | None], code: str, reason: str, cost: Cost | None = None) -> Action:

@@ -118,6 +118,9 @@ class Observed(_Value):
     # (spec id, fingerprint) of runs marked with `legacy_owner`, the owner name earlier versions wrote
     legacy_owner: str | None = None
     legacy: frozenset[tuple[str, str]] = frozenset()
+    # the owner is the workspace name every repository of the workspace with no GitHub origin and no
+    # `owner` writes (settings.Owner.shared): a run marked with it may be another repository's
+    shared_owner: bool = False
 
     @property
     def listed(self) -> int:

@@ -135,6 +135,13 @@ class Applier:
 
     async def _stop(self, action: Action) -> ActionResult:
         assert action.run_id is not None
+        if self.session.shared_owner:  # a saved plan made before the owner was shared (core.plan._unshared)
+            return ActionResult(
+                action=action,
+                ok=False,
+                message=f"{action.run_name} not stopped: owner {self.session.owner!r} is shared by every repository of"
+                " this workspace without a GitHub origin or an owner. Set owner in reconciler.toml",
+            )
         detail = await self.client.get_run(action.run_id)
         # Ownership is read from the platform again right before acting, never assumed; a run adopted
         # by a spec's `adopt` (core/adopt.py) has no marker of its own and is ours by its config.
@@ -301,7 +308,8 @@ class Applier:
             return (created or "", run_id)
 
         keep = max({*live, mine}, key=order)
-        copies = sorted(r for r in {*live, mine} if r != keep)
+        # under a shared owner only the run this apply submitted is surely this repository's
+        copies = sorted(r for r in {*live, mine} if r != keep and (r == mine or not self.session.shared_owner))
         if not copies:
             return submitted
         stopped = [r for r in await asyncio.gather(*(self._stop_copy(r, marker) for r in copies)) if r]

@@ -27,6 +27,7 @@ class Connection:
     # the database of `platform = "local"`: each one numbers its runs from the same seed, so two
     # checkouts must not share what their machine cache says about a run id
     local_database: Path | None = None
+    shared_owner: bool = False  # settings.Owner.shared: no run is stopped
 
     def machine_cache(self) -> MachineCache:
         """This machine's cache of who owns which run, for this platform (this local database),
@@ -44,7 +45,7 @@ def connect_project(project: Project, *, platform_flag: str | None, workspace_fl
     workspace = workspace_flag or os.environ.get("OSMOSIS_WORKSPACE") or project.settings.workspace
     identity = git_identity(project.root)
     # the one owner rule: a named workspace never makes this repository's runs someone else's
-    owner = resolve_owner(project, origin=identity, workspace=workspace)
+    owner = resolve_owner(project, origin=identity, workspace=workspace, platform=platform)
     client = connect(
         platform,
         root=project.root,
@@ -56,7 +57,7 @@ def connect_project(project: Project, *, platform_flag: str | None, workspace_fl
     database = local_database(project.root).resolve() if platform == LOCAL_PLATFORM else None
     if database is not None:
         _warn_if_simulated_in_actions()
-    return Connection(client, platform, owner, workspace, identity, database)
+    return Connection(client, platform, owner.name, workspace, identity, database, owner.shared)
 
 
 @asynccontextmanager

@@ -55,6 +55,7 @@ class RepoSession:
     adopted: tuple[str, ...] = ()
     machine: MachineCache | None = None  # None: remembered for this process only
     legacy_owner: str | None = None
+    shared_owner: bool = False  # settings.Owner.shared: the plan stops no run, nor does apply
     # the reads open_session started before the specs were loaded, used by the first observe only
     early: EarlyReads | None = None
     ownership: Ownership = field(init=False)
@@ -91,7 +92,9 @@ class RepoSession:
         observed = await with_adoptions(self.client, self.desired, observed, self.state, self.outputs_root)
         self.adopted = settle_intents(self.state, observed)
         restore_records(self.state, observed, self.desired, unconfirmed=self.ownership.unconfirmed)
-        return observed.model_copy(update={"templates_digest": templates_digest(self.project.root)})
+        return observed.model_copy(
+            update={"templates_digest": templates_digest(self.project.root), "shared_owner": self.shared_owner}
+        )
 
     async def ours_now(self, observed: Observed, run_ids: Iterable[str]) -> dict[str, Marker]:
         """run id -> our marker, for each of `run_ids` that is ours as the platform says to this
@@ -207,7 +210,7 @@ async def _opened(
             desired, specs = await loaded.result() if isinstance(loaded, Elsewhere) else loaded
             session = RepoSession(
                 project, platform, owner, client, desired, specs, state, machine=machine, legacy_owner=legacy,
-                early=early, known_owners=owners,
+                shared_owner=connection.shared_owner, early=early, known_owners=owners,
             )  # fmt: skip
             yield session
         finally:

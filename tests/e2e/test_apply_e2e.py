@@ -67,7 +67,9 @@ def repo(tmp_path: Path, platform: ServedPlatform) -> Repo:
     root = tmp_path / "repo"
     shutil.copytree(REPO / "specs", root / "specs")
     workspace = f"e2e-{uuid.uuid4().hex[:8]}"
-    (root / "reconciler.toml").write_text(f'workspace = "{workspace}"\n[apply]\nmax_attempts_per_apply = 1000\n')
+    # no origin: `owner` says this repository is alone in its workspace, so its runs may be stopped
+    settings = f'workspace = "{workspace}"\nowner = "{workspace}"\n[apply]\nmax_attempts_per_apply = 1000\n'
+    (root / "reconciler.toml").write_text(settings)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     return Repo(root, platform, workspace)
 

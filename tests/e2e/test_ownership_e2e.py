@@ -37,11 +37,12 @@ def env_for(platform: ServedPlatform, cache: Path) -> dict[str, str]:
     }
 
 
-def make_repo(root: Path, workspace: str, origin: str) -> Path:
+def make_repo(root: Path, workspace: str, origin: str | None) -> Path:
     shutil.copytree(REPO / "specs", root / "specs")
     (root / "reconciler.toml").write_text(f'workspace = "{workspace}"\n[apply]\nmax_attempts_per_apply = 1000\n')
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    subprocess.run(["git", "-C", str(root), "remote", "add", "origin", origin], check=True)
+    if origin is not None:
+        subprocess.run(["git", "-C", str(root), "remote", "add", "origin", origin], check=True)
     return root
 
 
@@ -78,6 +79,32 @@ def test_two_repositories_sharing_a_workspace_never_touch_each_others_runs(
     assert len(by_owner["acme/one"]) == 1 and set(by_owner["acme/one"]) <= LIVE
     assert len(by_owner["acme/two"]) == 2 and "stopped" in by_owner["acme/two"]
     assert len(runs) == 3
+
+
+def test_two_repositories_without_a_github_origin_never_stop_each_others_runs(
+    platform: ServedPlatform, tmp_path: Path
+) -> None:
+    """Both write the workspace name as owner (no origin, no `owner`): a run marked with it may
+    be the other's, so neither an edit nor --prune stops one; submits still go ahead."""
+    workspace = f"originless-{uuid.uuid4().hex[:8]}"
+    env = env_for(platform, tmp_path / "cache")
+    one = make_repo(tmp_path / "one", workspace, None)
+    two = make_repo(tmp_path / "two", workspace, "https://gitlab.com/acme/two.git")
+    cli(one, env, "apply", "--auto-approve", "--target", "tb-smoke")
+
+    spec = two / "specs/runs/tb-smoke.toml"
+    spec.write_text(spec.read_text().replace("max_retries = 0", "max_retries = 1"))
+    edited = cli(two, env, "plan", "--target", "tb-smoke", "--format", "json")
+    blocked = [a for a in json.loads(edited.stdout)["actions"] if a["kind"] == "blocked"]
+    assert [a["blocked_by"] for a in blocked] == ["shared_owner"]
+    assert f'owner = "{workspace}"' in blocked[0]["reason"]
+    cli(two, env, "apply", "--auto-approve", "--target", "tb-smoke", check=False)
+    spec.unlink()
+    cli(two, env, "apply", "--auto-approve", "--prune", "--target", "tb-smoke", check=False)
+    cli(two, env, "apply", "--auto-approve", "--prune", check=False)
+
+    smoke = runs_of(platform, workspace, "tb-smoke")
+    assert len(smoke) == 1 and smoke[0]["status"] in LIVE  # one's run, never stopped
 
 
 NO_ID_SMOKE = (REPO / "specs/runs/tb-smoke.toml").read_text().replace('id = "tb-smoke"\n', "")

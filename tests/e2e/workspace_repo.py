@@ -36,8 +36,9 @@ class WorkspaceRepo:
         self.root, self.platform = root, platform
         self.workspace = f"e2e-{uuid.uuid4().hex[:8]}"
         shutil.copytree(REPO / "specs", root / "specs")
+        # no origin: `owner` says this repository is alone in its workspace, so its runs may be stopped
         (root / "reconciler.toml").write_text(
-            f'workspace = "{self.workspace}"\n[apply]\nmax_attempts_per_apply = 1000\n'
+            f'workspace = "{self.workspace}"\nowner = "{self.workspace}"\n[apply]\nmax_attempts_per_apply = 1000\n'
         )
         subprocess.run(["git", "init", "-q", str(root)], check=True)
 

@@ -63,7 +63,9 @@ def client_for(transport: Transport) -> OsmosisClient:
     )
 
 
-def test_machines_submitting_one_config_at_the_same_instant_end_with_one_run_live(tmp_path: Path) -> None:
+def race(tmp_path: Path, *, shared_owner: bool = False) -> tuple[list[ApplyReport], list[tuple[str, str]]]:
+    """MACHINES applies of tb-smoke whose submits all pass their look-ups before any lands:
+    each machine's report, and (spec id, status) of every run afterwards."""
     shutil.copytree(REPO / "specs", tmp_path / "specs")
     (tmp_path / "reconciler.toml").write_text('workspace = "race"\n')
     app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
@@ -72,7 +74,7 @@ def test_machines_submitting_one_config_at_the_same_instant_end_with_one_run_liv
 
     async def machine(barrier: SubmitBarrier) -> ApplyReport:
         async with client_for(barrier) as client:
-            session = RepoSession(proj, "local", OWNER, client, desired, specs, State())
+            session = RepoSession(proj, "local", OWNER, client, desired, specs, State(), shared_owner=shared_owner)
             observed = await session.observe()
             p = plan(desired, observed, Policy(targets=frozenset({"tb-smoke"})))
             return await Applier(session, observed).run(p)
@@ -87,7 +89,11 @@ def test_machines_submitting_one_config_at_the_same_instant_end_with_one_run_liv
                 runs.append((marker.spec_id if marker else "", item.status or ""))
         return list(reports), runs
 
-    reports, runs = asyncio.run(scenario())
+    return asyncio.run(scenario())
+
+
+def test_machines_submitting_one_config_at_the_same_instant_end_with_one_run_live(tmp_path: Path) -> None:
+    reports, runs = race(tmp_path)
     statuses = [status for spec_id, status in runs if spec_id == "tb-smoke"]
     assert len(statuses) == MACHINES  # every machine did submit: the race happened
     assert sum(s in {"pending", "queued", "running"} for s in statuses) == 1
@@ -95,3 +101,16 @@ def test_machines_submitting_one_config_at_the_same_instant_end_with_one_run_liv
     messages = [r.message for report in reports for r in report.results]
     assert all(r.ok for report in reports for r in report.results), messages
     assert sum("duplicate of" in m for m in messages) >= 1
+
+
+def test_under_a_shared_owner_each_machine_stops_only_the_copy_it_submitted(tmp_path: Path) -> None:
+    """A live copy of the same marker may be another origin-less repository's run
+    (settings.Owner.shared): each machine stops its own submit when it is not the newest, and
+    no other; one run stays live all the same."""
+    reports, runs = race(tmp_path, shared_owner=True)
+    statuses = [status for spec_id, status in runs if spec_id == "tb-smoke"]
+    assert sum(s in {"pending", "queued", "running"} for s in statuses) == 1
+    assert statuses.count("stopped") == MACHINES - 1
+    messages = [r.message for report in reports for r in report.results]
+    assert not any("duplicate of it" in m for m in messages), messages  # nobody stopped another's copy
+    assert sum("then stopped it" in m for m in messages) == MACHINES - 1, messages

@@ -200,3 +200,24 @@ def test_of_live_runs_of_one_config_exactly_the_newest_is_kept(world: tuple[Desi
         assert {r.id for r in live[1:]} <= stopped
         assert not live or live[0].id not in stopped
     assert all(runs[s].active for s in stopped if s)
+
+
+@given(worlds())
+def test_under_a_shared_owner_nothing_is_stopped_and_every_submit_still_goes_ahead(
+    world: tuple[Desired, Observed, Policy],
+) -> None:
+    """A run marked with the workspace name may be another origin-less repository's
+    (settings.Owner.shared): every stop an edit, a duplicate, `state` or `--prune` asks for is
+    blocked instead, and the submits the same plan makes unshared are made shared too."""
+    desired, observed, policy = world
+    alone = plan(desired, observed, policy).actions
+    shared = plan(desired, observed.model_copy(update={"shared_owner": True}), policy).actions
+    stopping = [a for a in shared if a.kind in (ActionKind.STOP, ActionKind.REPLACE) or a.will_stop]
+    assert stopping == []
+    assert [a.spec_id for a in shared if a.kind is ActionKind.SUBMIT] == [
+        a.spec_id for a in alone if a.kind is ActionKind.SUBMIT
+    ]
+    stops_alone = [a for a in alone if a.kind in (ActionKind.STOP, ActionKind.REPLACE) or a.will_stop]
+    assert [(a.run_id, a.blocked_by) for a in shared if a.blocked_by == "shared_owner"] == [
+        (a.run_id, "shared_owner") for a in stops_alone
+    ]
