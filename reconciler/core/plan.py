@@ -515,7 +515,9 @@ class _Planner:
                     f"require_smoke: no finished smoke run for {names}; add a spec with [tasks] task_names for it first",
                     cost,
                 )
-        if self.budget_left is not None:
+        # a replace under a shared owner is blocked (`_unshared`): it spends none of the budget
+        spends = not (kind is ActionKind.REPLACE and self.observed.shared_owner)
+        if self.budget_left is not None and spends:
             if cost.attempts > self.budget_left:
                 return self._blocked(
                     base,
@@ -538,13 +540,20 @@ class _Planner:
 
     def _unshared(self, action: Action) -> Action:
         """Under a shared owner (Observed.shared_owner) no run is stopped: an action that would
-        stop one is blocked, whatever asked for it (an edit, a duplicate, `state`, `--prune`)."""
-        stops = action.kind in (ActionKind.STOP, ActionKind.REPLACE) or (
-            action.kind is ActionKind.ORPHAN and action.will_stop
-        )
+        stop one is blocked, whatever asked for it (an edit, a duplicate, `state`, `--prune`);
+        a run no spec here names is not called this repository's deleted spec's."""
+        owner = self.observed.owner
+        if action.kind is ActionKind.ORPHAN and not action.will_stop:
+            return action.model_copy(
+                update={
+                    "reason": f"no spec here has this id, and owner {owner!r} is shared by every repository of this"
+                    " workspace without a GitHub origin or an owner: it may be another's run, which reconciler"
+                    " never stops"
+                }
+            )
+        stops = action.kind in (ActionKind.STOP, ActionKind.REPLACE, ActionKind.ORPHAN)
         if not stops:
             return action
-        owner = self.observed.owner
         return action.model_copy(
             update={
                 "kind": ActionKind.BLOCKED,

@@ -75,11 +75,14 @@ def _verified_tls() -> ssl.SSLContext:
 
 
 def _tls_for(url: str) -> ssl.SSLContext | bool:
-    # the scheme as urlsplit reads it (after leading controls and spaces), without parsing the rest
-    return _verified_tls() if url.lstrip(_C0_AND_SPACE)[:6].lower() == "https:" else True
+    # the scheme as urlsplit reads it (after leading controls and spaces, without tabs and line
+    # breaks anywhere), without parsing the rest of a URL that thousands of downloads share
+    scheme, colon, _ = url.lstrip(_C0_AND_SPACE).partition(":")
+    return _verified_tls() if colon and scheme.translate(_DROPPED).lower() == "https" else True
 
 
 _C0_AND_SPACE = "".join(map(chr, range(0x21)))
+_DROPPED = str.maketrans("", "", "\t\r\n")  # urllib.parse drops these wherever they are
 
 
 CHUNK = 1 << 18  # read size of a streamed body: big reads, few wake-ups

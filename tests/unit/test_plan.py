@@ -324,3 +324,18 @@ def test_a_changed_output_path_plans_a_render() -> None:
     )
     [action] = plan(Desired(benchmarks=(after,)), obs).actions
     assert action.kind is ActionKind.RENDER and action.reason.endswith("render boards/lb.md")
+
+
+def test_a_replace_blocked_by_a_shared_owner_spends_none_of_the_apply_budget() -> None:
+    changed = spec(SMOKE, "runs/a")
+    new = spec(SMOKE.replace('task_names = ["t1"]', 'task_names = ["t1", "t2"]'), "runs/b")
+    obs = observed(run("runs/a", "0" * 16), shared_owner=True)
+    by_spec = {a.spec_id: a for a in plan(Desired(runs=(changed, new)), obs, Policy(max_attempts_per_apply=2)).actions}
+    assert by_spec["runs/a"].blocked_by == "shared_owner"
+    assert by_spec["runs/b"].kind is ActionKind.SUBMIT, by_spec["runs/b"].reason
+
+
+def test_under_a_shared_owner_an_unknown_spec_id_is_not_called_deleted_nor_offered_to_prune() -> None:
+    (orphan,) = plan(Desired(), observed(run("runs/gone", "0" * 16), shared_owner=True)).actions
+    assert orphan.kind is ActionKind.ORPHAN and not orphan.will_stop
+    assert "--prune" not in orphan.reason and "another's run" in orphan.reason
