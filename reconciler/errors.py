@@ -73,6 +73,10 @@ class StalePlanError(ReconcilerError):
     pass
 
 
+class UnsafePathError(ReconcilerError):
+    """A write that would leave the work tree, enter .git, follow a symlink or clobber another's file."""
+
+
 class BoardRefused(ReconcilerError):
     """A leaderboard's files would be refused at render time (a chart over a file reconciler did
     not write, a broken marker block): the repository's own content, found before anything acts."""

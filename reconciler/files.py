@@ -3,11 +3,20 @@ reading files any process may have swapped for something that is not a file."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+
+from .errors import UnsafePathError
+
+_AT = all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.rename, os.unlink, os.stat))
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class NotRegularFile(OSError):
@@ -33,23 +42,40 @@ def read_regular(path: Path, limit: int) -> bytes:
     return data
 
 
-def write_if_changed(path: Path, content: str) -> bool:
-    """Write `content` (UTF-8) only when the file's bytes differ; True when the file was (re)written."""
+def write_if_changed(path: Path, content: str, *, below: Path | None = None) -> bool:
+    """Write `content` (UTF-8) only when the file's bytes differ; True when the file was (re)written.
+    `below`: as `write_atomic`."""
     data = content.encode("utf-8")
     try:
         if path.read_bytes() == data:
             return False
     except FileNotFoundError:
         pass
-    write_atomic(path, data)
+    write_atomic(path, data, below=below)
     return True
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, below: Path | None = None) -> None:
     """Replace `path` with `data` through a synced temporary file in the same folder (created if missing).
 
     The file keeps its mode, or a new one gets the mode an ordinary write would give it.
+
+    `below`: a folder above `path` (the repository) from which each folder on the way is opened
+    relative to the one above it, never through a symlink, and the file is written and renamed
+    relative to the last (the `*at` system calls): a folder swapped for a link after the path was
+    checked (safe_paths.writable_path) cannot send the write elsewhere. Such a folder raises
+    UnsafePathError and nothing is written. Where the system lacks those calls (Windows), the
+    path is written as named.
     """
+    if below is not None and _AT:
+        rel = path.relative_to(below)
+        *folders, name = rel.parts
+        at = open_folders(below, folders, shown=rel.as_posix())
+        try:
+            _replace_at(at, name, data)
+        finally:
+            os.close(at)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -63,6 +89,70 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def open_folders(below: Path, folders: Sequence[str], *, shown: str) -> int:
+    """A descriptor of `below`/`folders`, each folder created if missing and opened relative to
+    the one above it without following a symlink; `below` itself is opened as named (the user's
+    choice, which may be reached through one). UnsafePathError names a folder that is a symlink
+    or not a folder (`shown`: the path being written, for the message)."""
+    at = os.open(below, _FOLDER)
+    try:
+        for i, part in enumerate(folders):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o777, dir_fd=at)
+            try:
+                inner = os.open(part, _FOLDER | _NOFOLLOW, dir_fd=at)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    raise
+                where = "/".join(folders[: i + 1])
+                raise UnsafePathError(
+                    f"refusing to write {shown}: {where} is a symlink or not a folder (it changed after it was"
+                    " checked), and reconciler never writes through one; nothing was written",
+                    hint=f"replace {where} with a real directory, then run the command again",
+                ) from None
+            os.close(at)
+            at = inner
+    except BaseException:
+        os.close(at)
+        raise
+    return at
+
+
+def _replace_at(at: int, name: str, data: bytes) -> None:
+    """`name` in the open folder `at` replaced by `data` through a synced temporary sibling."""
+    mode = _mode_at(at, name)
+    while True:
+        tmp = f".{name}.{os.urandom(4).hex()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=at)
+            break
+        except FileExistsError:
+            continue
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, name, src_dir_fd=at, dst_dir_fd=at)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, dir_fd=at)
+        raise
+
+
+def _mode_at(at: int, name: str) -> int:
+    try:
+        found = os.stat(name, dir_fd=at, follow_symlinks=False)
+    except FileNotFoundError:
+        found = None
+    if found is not None and stat.S_ISREG(found.st_mode):
+        return found.st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def _mode_for(path: Path) -> int:

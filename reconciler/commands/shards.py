@@ -93,6 +93,6 @@ def _merge(project: Project, files: tuple[Path, ...], lock_timeout: float) -> No
     target = writable_path(project.root, project.settings.state_file)
     with project_lock(project, timeout=lock_timeout):
         merged, changed = merge_states(load_state(target), [load_state(f) for f in sorted(files)])
-        save_state(target, merged)
+        save_state(target, merged, below=project.root)
     listed = ", ".join(changed) or "none"
     click.echo(f"merged {len(files)} shard state file(s) into {target.name}; spec records changed: {listed}")

@@ -107,7 +107,7 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
         if existing != content:
             outcome.changed.append(rel)
             if not check:
-                write_if_changed(path, content)
+                write_if_changed(path, content, below=root)
         if not check:
             session.state.generated[rel] = content_digest(content)
     if not check:

@@ -106,8 +106,9 @@ class RepoSession:
         return {r: adopted.get(r) or read[r] for r in wanted if r in adopted or r in read}
 
     def save_state(self) -> bool:
+        root = self.project.root
         return save_state(
-            writable_path(self.project.root, self.project.settings.state_file), self.ownership.committed_state()
+            writable_path(root, self.project.settings.state_file), self.ownership.committed_state(), below=root
         )
 
 

@@ -98,5 +98,5 @@ def reapply_own_changes(project: Project, own_commit: str) -> list[str]:
     start_text = committed_text(project.root, rel, f"{own_commit}^")
     start = state_from_text(start_text, path) if start_text is not None else State()
     merged, changed = merge_states(start, [state_from_text(mine_text, path)], onto=load_state(path))
-    save_state(path, merged)
+    save_state(path, merged, below=project.root)
     return changed

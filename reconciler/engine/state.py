@@ -150,6 +150,7 @@ def dump_state(state: State) -> str:
     return json.dumps(state.model_dump(mode="json"), indent=1, sort_keys=True) + "\n"
 
 
-def save_state(path: Path, state: State) -> bool:
-    """Write atomically (temp file, fsync, rename); returns False when the content did not change."""
-    return write_if_changed(path, dump_state(state))
+def save_state(path: Path, state: State, *, below: Path | None = None) -> bool:
+    """Write atomically (temp file, fsync, rename); returns False when the content did not change.
+    `below`: the repository, never left through a symlink on the way (files.write_atomic)."""
+    return write_if_changed(path, dump_state(state), below=below)

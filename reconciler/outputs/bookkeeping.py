@@ -81,7 +81,7 @@ def save_ledger(run_dir: Path, ledger: Ledger, *, chosen: bool = False) -> bool:
         {"run_id": ledger.run_id, "types": sorted(ledger.types), "files": dict(sorted(ledger.files.items()))},
         indent=0,
     )
-    write_atomic(path, (text + "\n").encode())
+    write_atomic(path, (text + "\n").encode(), below=root)
     for name in (_LEGACY_RECORD, _LEGACY_INDEX):
         (run_dir / name).unlink(missing_ok=True)
     return True

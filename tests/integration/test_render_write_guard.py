@@ -44,3 +44,44 @@ def test_a_leaderboards_folder_symlinked_after_the_specs_loaded_is_never_written
 
     assert error is not None and "leaderboards is a symlink" in error
     assert list(outside.iterdir()) == []
+
+
+def test_a_leaderboards_folder_swapped_for_a_symlink_between_the_check_and_the_write_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The board's folder passes the write-time check, then becomes a link before the write: the
+    write opens each folder from the repository down without following one, so it refuses."""
+    from reconciler.engine import rendering
+
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "specs/benchmarks").mkdir(parents=True)
+    (root / "specs/benchmarks/tb.toml").write_text(BOARD)
+    (root / "reconciler.toml").write_text('workspace = "guard"\n')
+    (root / "leaderboards").mkdir()
+    outside.mkdir()
+    app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
+    from reconciler.engine.board_files import read_board_file as checked_and_read
+
+    def read_then_swap(path: Path, rel: str) -> str | None:
+        found = checked_and_read(path, rel)
+        board = root / "leaderboards"
+        if not board.is_symlink():
+            board.rmdir()
+            board.symlink_to(outside, target_is_directory=True)
+        return found
+
+    monkeypatch.setattr(rendering, "read_board_file", read_then_swap)
+
+    async def render() -> list[str | None]:
+        project = load_project(root)
+        desired, specs = load_desired(project)
+        async with inprocess_client(app, "guard") as client:
+            session = RepoSession(project, "local", "acme/evals", client, desired, specs, State())
+            observed = await session.observe()
+            return [outcome.error for outcome in await render_all(session, observed)]
+
+    (error,) = asyncio.run(render())
+
+    assert error is not None and "leaderboards is a symlink or not a folder" in error
+    assert list(outside.iterdir()) == []
