@@ -91,16 +91,19 @@ def write_atomic(path: Path, data: bytes, *, below: Path | None = None) -> None:
         raise
 
 
-def open_folders(below: Path, folders: Sequence[str], *, shown: str) -> int:
-    """A descriptor of `below`/`folders`, each folder created if missing and opened relative to
-    the one above it without following a symlink; `below` itself is opened as named (the user's
-    choice, which may be reached through one). UnsafePathError names a folder that is a symlink
-    or not a folder (`shown`: the path being written, for the message)."""
+def open_folders(below: Path, folders: Sequence[str], *, shown: str, create: bool = True) -> int:
+    """A descriptor of `below`/`folders`, each folder created if missing (`create`; else a missing
+    one raises FileNotFoundError) and opened relative to the one above it without following a
+    symlink; `below` itself is opened as named (the user's choice, which may be reached through
+    one). UnsafePathError names a folder that is a symlink or not a folder (`shown`: the path
+    being written or read, for the message)."""
+    verb = "write" if create else "read"
     at = os.open(below, _FOLDER)
     try:
         for i, part in enumerate(folders):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(part, 0o777, dir_fd=at)
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=at)
             try:
                 inner = os.open(part, _FOLDER | _NOFOLLOW, dir_fd=at)
             except OSError as exc:
@@ -108,8 +111,9 @@ def open_folders(below: Path, folders: Sequence[str], *, shown: str) -> int:
                     raise
                 where = "/".join(folders[: i + 1])
                 raise UnsafePathError(
-                    f"refusing to write {shown}: {where} is a symlink or not a folder (it changed after it was"
-                    " checked), and reconciler never writes through one; nothing was written",
+                    f"refusing to {verb} {shown}: {where} is a symlink or not a folder (it changed after it was"
+                    f" checked), and reconciler never {verb}s through one"
+                    + ("; nothing was written" if create else ""),
                     hint=f"replace {where} with a real directory, then run the command again",
                 ) from None
             os.close(at)

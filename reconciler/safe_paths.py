@@ -17,6 +17,7 @@ without following a link, so a folder swapped for one after the check is refused
 from __future__ import annotations
 
 import os
+import stat
 import unicodedata
 from pathlib import Path, PurePosixPath
 
@@ -136,15 +137,36 @@ def read_repo_file(root: Path, rel: str, *, limit: int = MAX_REPO_FILE_BYTES) ->
             return None
     if not current.is_file():
         raise UnsafePathError(f"refusing to read {rel}: it is not a regular file")
-    try:
-        fd = os.open(current, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as exc:
-        raise UnsafePathError(f"refusing to read {rel}: {exc.strerror}") from None
+    fd = _open_repo_file(root, parts, rel)
+    if fd is None:
+        return None
     with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # swapped in since it was looked at
+            raise UnsafePathError(f"refusing to read {rel}: it is not a regular file")
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise UnsafePathError(f"refusing to read {rel}: larger than {limit:,} bytes")
     return data
+
+
+def _open_repo_file(root: Path, parts: list[str], rel: str) -> int | None:
+    """`rel` opened for reading from `root` down, no folder on the way and not the file followed
+    if it is a link, without blocking on a FIFO (files.open_folders); None when it is gone."""
+    from .files import open_folders
+
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        if os.open not in os.supports_dir_fd:  # Windows: the path as named
+            return os.open(root.joinpath(*parts), flags)
+        at = open_folders(root, parts[:-1], shown=rel, create=False)
+        try:
+            return os.open(parts[-1], flags, dir_fd=at)
+        finally:
+            os.close(at)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise UnsafePathError(f"refusing to read {rel}: {exc.strerror}") from None
 
 
 def is_ours(existing: str | None, *, recorded_digest: str | None, digest: str | None) -> bool:

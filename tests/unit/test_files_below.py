@@ -3,6 +3,7 @@ folder on the way is ever followed if it became a symlink after the path was che
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 from pathlib import Path
@@ -94,3 +95,25 @@ def test_written_from_the_repository_down_a_file_is_what_a_plain_write_gives(
     if existing:
         assert stat.S_IMODE(path.stat().st_mode) == mode
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_a_template_folder_swapped_for_a_link_after_the_check_is_never_read_through(tmp_path: Path) -> None:
+    from reconciler.safe_paths import _open_repo_file
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "templates").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "plan.md.j2").write_text("{{ secrets }}")
+    swap_for_link(root / "templates", outside)  # after read_repo_file looked at each part
+    with pytest.raises(UnsafePathError, match="templates is a symlink or not a folder"):
+        _open_repo_file(root, ["templates", "plan.md.j2"], "templates/plan.md.j2")
+
+
+def test_a_fifo_swapped_in_for_a_template_is_refused_without_blocking(tmp_path: Path) -> None:
+    from reconciler.safe_paths import read_repo_file
+
+    root = tmp_path / "repo"
+    (root / "templates").mkdir(parents=True)
+    os.mkfifo(root / "templates/plan.md.j2")
+    with pytest.raises(UnsafePathError, match="not a regular file"):
+        read_repo_file(root, "templates/plan.md.j2")
