@@ -46,13 +46,52 @@ def write_if_changed(path: Path, content: str, *, below: Path | None = None) -> 
     """Write `content` (UTF-8) only when the file's bytes differ; True when the file was (re)written.
     `below`: as `write_atomic`."""
     data = content.encode("utf-8")
-    try:
-        if path.read_bytes() == data:
-            return False
-    except FileNotFoundError:
-        pass
+    if _current_bytes(path, below) == data:
+        return False
     write_atomic(path, data, below=below)
     return True
+
+
+def _current_bytes(path: Path, below: Path | None) -> bytes | None:
+    """What `path` holds now, when it is a regular file (read from `below` down, as
+    `write_atomic` writes it; without blocking on a FIFO swapped in); else None."""
+    if below is None or not _AT:
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            return None
+    rel = path.relative_to(below)
+    *folders, name = rel.parts
+    try:
+        at = open_folders(below, folders, shown=rel.as_posix(), create=False)
+    except FileNotFoundError:
+        return None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC, dir_fd=at)
+    except OSError:  # missing, or a link (which the write replaces)
+        return None
+    finally:
+        os.close(at)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+
+
+def unlink_below(below: Path, path: Path) -> None:
+    """Remove `path` if it is there, its folders opened from `below` down as `write_atomic` opens them."""
+    if not _AT:
+        path.unlink(missing_ok=True)
+        return
+    rel = path.relative_to(below)
+    *folders, name = rel.parts
+    try:
+        at = open_folders(below, folders, shown=rel.as_posix(), create=False)
+    except FileNotFoundError:
+        return
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=at)
+    finally:
+        os.close(at)
 
 
 def write_atomic(path: Path, data: bytes, *, below: Path | None = None) -> None:
@@ -98,6 +137,8 @@ def open_folders(below: Path, folders: Sequence[str], *, shown: str, create: boo
     one). UnsafePathError names a folder that is a symlink or not a folder (`shown`: the path
     being written or read, for the message)."""
     verb = "write" if create else "read"
+    if create:
+        below.mkdir(parents=True, exist_ok=True)
     at = os.open(below, _FOLDER)
     try:
         for i, part in enumerate(folders):
@@ -128,7 +169,8 @@ def _replace_at(at: int, name: str, data: bytes) -> None:
     """`name` in the open folder `at` replaced by `data` through a synced temporary sibling."""
     mode = _mode_at(at, name)
     while True:
-        tmp = f".{name}.{os.urandom(4).hex()}.tmp"
+        # 14 bytes beside the name: a name near NAME_MAX is cut (whole characters) to fit
+        tmp = f".{name.encode()[: 255 - 14].decode(errors='ignore')}.{os.urandom(4).hex()}.tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=at)
             break

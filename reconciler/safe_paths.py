@@ -154,7 +154,7 @@ def _open_repo_file(root: Path, parts: list[str], rel: str) -> int | None:
     if it is a link, without blocking on a FIFO (files.open_folders); None when it is gone."""
     from .files import open_folders
 
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         if os.open not in os.supports_dir_fd:  # Windows: the path as named
             return os.open(root.joinpath(*parts), flags)

@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePosixPath
 
 from ..errors import LockedError
+from ..files import open_folders
 from ..safe_paths import UnsafePathError, create_once, writable_path
 from ..settings import Project
 
@@ -33,20 +34,23 @@ def project_lock(project: Project, *, timeout: float = 0.0) -> AbstractContextMa
     path = writable_path(project.root, str(folder / "lock"))
     if folder != PurePosixPath("."):  # never create a .gitignore at the repository root: that one is the user's
         create_once(project.root, str(folder / ".gitignore"), SCRATCH_GITIGNORE)
-    return repository_lock(path, timeout=timeout)
+    return repository_lock(path, timeout=timeout, below=project.root)
 
 
 @contextmanager
-def repository_lock(path: Path, *, timeout: float = 0.0, poll: float = 0.2) -> Iterator[None]:
+def repository_lock(
+    path: Path, *, timeout: float = 0.0, poll: float = 0.2, below: Path | None = None
+) -> Iterator[None]:
     """Hold an exclusive flock on `path`; wait up to `timeout` seconds, then fail with who holds it.
 
     flock is released by the kernel when the process dies, so a crashed apply never leaves
-    a stale lock behind.
+    a stale lock behind. `below`: the repository, whose folders down to the lock are opened
+    without following a link (files.open_folders), so a folder swapped for one after the
+    check never makes the lock truncate a file elsewhere.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
         # O_NOFOLLOW: a committed symlink here must never make the lock truncate the file it points to
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = _open_lock(path, below)
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
@@ -63,7 +67,7 @@ def repository_lock(path: Path, *, timeout: float = 0.0, poll: float = 0.2) -> I
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    holder = Path(path).read_text(encoding="utf-8", errors="replace").strip() or "another process"
+                    holder = os.pread(fd, 200, 0).decode("utf-8", errors="replace").strip() or "another process"
                     raise LockedError(
                         f"another reconciler holds the lock on this repository ({holder})",
                         hint="wait for it to finish, or pass --lock-timeout SECONDS to wait",
@@ -77,3 +81,17 @@ def repository_lock(path: Path, *, timeout: float = 0.0, poll: float = 0.2) -> I
         if acquired:
             os.ftruncate(fd, 0)
         os.close(fd)
+
+
+def _open_lock(path: Path, below: Path | None) -> int:
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    if below is None or os.open not in os.supports_dir_fd:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, flags, 0o644)
+    rel = path.relative_to(below)
+    *folders, name = rel.parts
+    at = open_folders(below, folders, shown=rel.as_posix())
+    try:
+        return os.open(name, flags, 0o644, dir_fd=at)
+    finally:
+        os.close(at)

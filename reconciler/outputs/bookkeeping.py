@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import json_text
-from ..files import read_regular, write_atomic
+from ..files import read_regular, unlink_below, write_atomic
 from ..safe_paths import writable_path
 
 LEDGER_DIR = ".reconciler"
@@ -83,7 +83,7 @@ def save_ledger(run_dir: Path, ledger: Ledger, *, chosen: bool = False) -> bool:
     )
     write_atomic(path, (text + "\n").encode(), below=root)
     for name in (_LEGACY_RECORD, _LEGACY_INDEX):
-        (run_dir / name).unlink(missing_ok=True)
+        unlink_below(root, run_dir / name)
     return True
 
 

@@ -117,3 +117,53 @@ def test_a_fifo_swapped_in_for_a_template_is_refused_without_blocking(tmp_path: 
     os.mkfifo(root / "templates/plan.md.j2")
     with pytest.raises(UnsafePathError, match="not a regular file"):
         read_repo_file(root, "templates/plan.md.j2")
+
+
+def test_the_lock_never_truncates_a_file_through_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    from reconciler.engine.lock import repository_lock
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / ".reconciler").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "lock").write_text("precious")
+    path = writable_path(root, ".reconciler/lock")
+    swap_for_link(root / ".reconciler", outside)
+    with pytest.raises(UnsafePathError), repository_lock(path, below=root):
+        pass
+    assert (outside / "lock").read_text() == "precious"
+
+
+def test_a_fifo_swapped_in_for_a_written_file_is_replaced_without_blocking(tmp_path: Path) -> None:
+    import signal
+
+    root = tmp_path / "repo"
+    (root / "a").mkdir(parents=True)
+    path = writable_path(root, "a/board.md")
+    os.mkfifo(path)
+    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the write blocked on a FIFO"))
+    signal.alarm(5)
+    try:
+        assert write_if_changed(path, "# board\n", below=root)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert path.read_text() == "# board\n"
+
+
+def test_a_removal_never_follows_a_folder_swapped_for_a_link(tmp_path: Path) -> None:
+    from reconciler.files import unlink_below
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "run").mkdir(parents=True)
+    outside.mkdir()
+    (outside / ".reconciler-download.json").write_text("{}")
+    swap_for_link(root / "run", outside)
+    with pytest.raises(UnsafePathError):
+        unlink_below(root, root / "run/.reconciler-download.json")
+    assert (outside / ".reconciler-download.json").exists()
+
+
+def test_a_name_near_the_systems_limit_is_written(tmp_path: Path) -> None:
+    name = "é" * 120 + "x.md"  # 244 bytes: with the temporary file's 14 more, over 255
+    write_atomic(tmp_path / name, b"x", below=tmp_path)
+    assert (tmp_path / name).read_bytes() == b"x"
