@@ -5,6 +5,7 @@ still never written through."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,27 +21,41 @@ from tests.inprocess_client import inprocess_client
 BOARD = '[benchmark]\nref = "terminal-bench-2-1"\n[leaderboard]\noutput = "leaderboards/tb.md"\n'
 
 
-def test_a_leaderboards_folder_symlinked_after_the_specs_loaded_is_never_written_through(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """(repository with one leaderboard spec, an empty folder outside it)."""
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     root, outside = tmp_path / "repo", tmp_path / "outside"
     (root / "specs/benchmarks").mkdir(parents=True)
     (root / "specs/benchmarks/tb.toml").write_text(BOARD)
     (root / "reconciler.toml").write_text('workspace = "guard"\n')
     outside.mkdir()
-    app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
+    return root, outside
+
+
+def render_errors(root: Path, platform: Path, after_loading: Callable[[], None] = lambda: None) -> list[str | None]:
+    """Each board's render error; `after_loading` runs once the specs were loaded and checked."""
 
     async def render() -> list[str | None]:
         project = load_project(root)
-        desired, specs = load_desired(project)  # checked here: nothing is in the way yet
-        (root / "leaderboards").symlink_to(outside, target_is_directory=True)
-        async with inprocess_client(app, "guard") as client:
+        desired, specs = load_desired(project)
+        after_loading()
+        async with inprocess_client(create_app(platform, speed=1.0), "guard") as client:
             session = RepoSession(project, "local", "acme/evals", client, desired, specs, State())
             observed = await session.observe()
             return [outcome.error for outcome in await render_all(session, observed)]
 
-    (error,) = asyncio.run(render())
+    return asyncio.run(render())
+
+
+def test_a_leaderboards_folder_symlinked_after_the_specs_loaded_is_never_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, outside = repository(tmp_path, monkeypatch)
+
+    def link() -> None:
+        (root / "leaderboards").symlink_to(outside, target_is_directory=True)
+
+    (error,) = render_errors(root, tmp_path / "platform.sqlite3", after_loading=link)
 
     assert error is not None and "leaderboards is a symlink" in error
     assert list(outside.iterdir()) == []
@@ -52,16 +67,10 @@ def test_a_leaderboards_folder_swapped_for_a_symlink_between_the_check_and_the_w
     """The board's folder passes the write-time check, then becomes a link before the write: the
     write opens each folder from the repository down without following one, so it refuses."""
     from reconciler.engine import rendering
-
-    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
-    root, outside = tmp_path / "repo", tmp_path / "outside"
-    (root / "specs/benchmarks").mkdir(parents=True)
-    (root / "specs/benchmarks/tb.toml").write_text(BOARD)
-    (root / "reconciler.toml").write_text('workspace = "guard"\n')
-    (root / "leaderboards").mkdir()
-    outside.mkdir()
-    app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
     from reconciler.engine.board_files import read_board_file as checked_and_read
+
+    root, outside = repository(tmp_path, monkeypatch)
+    (root / "leaderboards").mkdir()
 
     def read_then_swap(path: Path, rel: str) -> str | None:
         found = checked_and_read(path, rel)
@@ -73,15 +82,7 @@ def test_a_leaderboards_folder_swapped_for_a_symlink_between_the_check_and_the_w
 
     monkeypatch.setattr(rendering, "read_board_file", read_then_swap)
 
-    async def render() -> list[str | None]:
-        project = load_project(root)
-        desired, specs = load_desired(project)
-        async with inprocess_client(app, "guard") as client:
-            session = RepoSession(project, "local", "acme/evals", client, desired, specs, State())
-            observed = await session.observe()
-            return [outcome.error for outcome in await render_all(session, observed)]
-
-    (error,) = asyncio.run(render())
+    (error,) = render_errors(root, tmp_path / "platform.sqlite3")
 
     assert error is not None and "leaderboards is a symlink or not a folder" in error
     assert list(outside.iterdir()) == []
