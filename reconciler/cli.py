@@ -166,6 +166,16 @@ def main(argv: list[str] | None = None) -> Any:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         fail(ExitCode.INTERRUPTED, "interrupted")
+    except OSError as exc:  # the machine said no (a full disk, a folder swapped in, permissions): no bug
+        if os.environ.get("RECONCILER_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        where = f": {exc.filename}" if exc.filename else ""
+        message = f"{exc.strerror or exc}{where}"
+        hint = "check that path, its permissions and the free space, then run the command again"
+        click.echo(f"error: {message}\nhint: {hint}", err=True)
+        fail(ExitCode.ERROR, message, hint)
     except Exception as exc:  # anything else is a bug: say so, briefly
         if os.environ.get("RECONCILER_DEBUG"):
             import traceback  # here, not at the top: every command would pay for it

@@ -109,11 +109,14 @@ def write_atomic(path: Path, data: bytes, *, below: Path | None = None) -> None:
     if below is not None and _AT:
         rel = path.relative_to(below)
         *folders, name = rel.parts
-        at = open_folders(below, folders, shown=rel.as_posix())
         try:
-            _replace_at(at, name, data)
-        finally:
-            os.close(at)
+            at = open_folders(below, folders, shown=rel.as_posix())
+            try:
+                _replace_at(at, name, data)
+            finally:
+                os.close(at)
+        except OSError as exc:  # named by the path being written, not a descriptor-relative leaf
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

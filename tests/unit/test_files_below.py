@@ -167,3 +167,13 @@ def test_a_name_near_the_systems_limit_is_written(tmp_path: Path) -> None:
     name = "é" * 120 + "x.md"  # 244 bytes: with the temporary file's 14 more, over 255
     write_atomic(tmp_path / name, b"x", below=tmp_path)
     assert (tmp_path / name).read_bytes() == b"x"
+
+
+def test_a_folder_swapped_in_at_the_files_name_fails_naming_the_file(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "a").mkdir(parents=True)
+    path = writable_path(root, "a/board.md")
+    path.mkdir()
+    with pytest.raises(IsADirectoryError) as caught:
+        write_atomic(path, b"x", below=root)
+    assert caught.value.filename == str(path)
