@@ -120,6 +120,7 @@ def command(directory: Path, force: bool, sharded: bool, fmt: str) -> None:
     lines added.
     """
     from ..errors import ReconcilerError
+    from ..files import write_atomic
     from ..safe_paths import writable_path
 
     content = scaffold_files(sharded=sharded)
@@ -141,9 +142,8 @@ def command(directory: Path, force: bool, sharded: bool, fmt: str) -> None:
     written = []
     for rel, (verb, text) in decided.items():
         if text is not None:
-            path = targets[rel]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8", errors="surrogateescape")
+            # from DIRECTORY down, never through a folder swapped for a link since the check
+            write_atomic(targets[rel], text.encode("utf-8", errors="surrogateescape"), below=directory)
         written.append((rel, verb))
     here = Path.cwd().resolve() == directory.resolve()
     steps = [] if here else [f"cd {directory}"]

@@ -17,6 +17,7 @@ import tomlkit
 from ..core import adopt
 from ..core.identity import fingerprint
 from ..errors import SpecError, UsageError
+from ..files import unlink_below
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
 from ..safe_paths import create_once
@@ -101,7 +102,7 @@ async def import_run(client: OsmosisClient, project: Project, ref: str, spec_id:
     loaded = load_specs([target], project.root, project.settings.specs_dir)
     written = next((s for s in loaded.run_specs if s.id == spec_id), None)
     if written is None or fingerprint(written.config) != payload_fingerprint(payload):
-        target.unlink()
+        unlink_below(project.root, target)
         problems = "; ".join(d.render() for d in loaded.diagnostics[:3]) or "its config differs from the run's"
         raise SpecError(f"{name}'s configuration cannot be written as a spec that matches it exactly: {problems}")
     return Imported(spec_id=spec_id, path=relative.as_posix(), run_id=run.id, run_name=name, status=run.status or "-")

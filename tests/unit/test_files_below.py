@@ -177,3 +177,27 @@ def test_a_folder_swapped_in_at_the_files_name_fails_naming_the_file(tmp_path: P
     with pytest.raises(IsADirectoryError) as caught:
         write_atomic(path, b"x", below=root)
     assert caught.value.filename == str(path)
+
+
+def test_init_never_writes_through_a_folder_swapped_for_a_link_after_its_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from reconciler.commands import init
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / ".github/workflows").mkdir(parents=True)
+    outside.mkdir()
+    checked_and_read = init._read
+
+    def read_then_swap(path: Path) -> str | None:
+        found = checked_and_read(path)
+        if not (root / ".github").is_symlink():
+            swap_for_link(root / ".github", outside)
+        return found
+
+    monkeypatch.setattr(init, "_read", read_then_swap)
+    done = CliRunner().invoke(init.command, [str(root)])
+    assert isinstance(done.exception, UnsafePathError)
+    assert list(outside.iterdir()) == []
