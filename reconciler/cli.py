@@ -137,8 +137,11 @@ def main(argv: list[str] | None = None) -> Any:
             from .render.tables import json_document
 
             error = {"message": message, "hint": hint, "exit_code": int(code)}
-            watched.write(json_document("error", {"error": error}))
-            watched.flush()
+            try:
+                watched.write(json_document("error", {"error": error}))
+                watched.flush()
+            except OSError:  # stdout closed (a reader that left): the exit code still says it
+                pass
         sys.exit(code)
 
     if argv is None:

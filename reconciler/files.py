@@ -84,7 +84,7 @@ def unlink_below(below: Path, path: Path) -> None:
     rel = path.relative_to(below)
     *folders, name = rel.parts
     try:
-        at = open_folders(below, folders, shown=rel.as_posix(), create=False)
+        at = open_folders(below, folders, shown=rel.as_posix(), create=False, verb="remove")
     except FileNotFoundError:
         return
     try:
@@ -109,14 +109,13 @@ def write_atomic(path: Path, data: bytes, *, below: Path | None = None) -> None:
     if below is not None and _AT:
         rel = path.relative_to(below)
         *folders, name = rel.parts
+        at = open_folders(below, folders, shown=rel.as_posix())
         try:
-            at = open_folders(below, folders, shown=rel.as_posix())
-            try:
-                _replace_at(at, name, data)
-            finally:
-                os.close(at)
+            _replace_at(at, name, data)
         except OSError as exc:  # named by the path being written, not a descriptor-relative leaf
             raise OSError(exc.errno, exc.strerror, str(path)) from None
+        finally:
+            os.close(at)
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -133,26 +132,29 @@ def write_atomic(path: Path, data: bytes, *, below: Path | None = None) -> None:
         raise
 
 
-def open_folders(below: Path, folders: Sequence[str], *, shown: str, create: bool = True) -> int:
+def open_folders(
+    below: Path, folders: Sequence[str], *, shown: str, create: bool = True, verb: str | None = None
+) -> int:
     """A descriptor of `below`/`folders`, each folder created if missing (`create`; else a missing
     one raises FileNotFoundError) and opened relative to the one above it without following a
     symlink; `below` itself is opened as named (the user's choice, which may be reached through
     one). UnsafePathError names a folder that is a symlink or not a folder (`shown`: the path
     being written or read, for the message)."""
-    verb = "write" if create else "read"
+    verb = verb or ("write" if create else "read")
     if create:
         below.mkdir(parents=True, exist_ok=True)
     at = os.open(below, _FOLDER)
     try:
         for i, part in enumerate(folders):
-            if create:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o777, dir_fd=at)
             try:
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o777, dir_fd=at)
                 inner = os.open(part, _FOLDER | _NOFOLLOW, dir_fd=at)
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-                    raise
+                    # named by the folder's path, not relative to a descriptor
+                    raise OSError(exc.errno, exc.strerror, str(below.joinpath(*folders[: i + 1]))) from None
                 where = "/".join(folders[: i + 1])
                 raise UnsafePathError(
                     f"refusing to {verb} {shown}: {where} is a symlink or not a folder (it changed after it was"

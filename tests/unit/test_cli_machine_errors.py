@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import errno
 import sys
+import time
 import types
+from pathlib import Path
 
 import click
 import pytest
@@ -31,3 +33,21 @@ def test_a_failure_of_the_machine_exits_1_naming_the_path_and_is_not_called_a_bu
     assert exited.value.code == 1
     assert "error: No space left on device: leaderboards/tb.md" in err
     assert "bug" not in err and "Traceback" not in err
+
+
+def test_a_json_error_document_for_a_reader_that_left_is_dropped_without_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+
+    reader_left = subprocess.Popen(
+        [sys.executable, "-c", "import os, time; os.close(0); time.sleep(1)"], stdin=subprocess.PIPE
+    )
+    assert reader_left.stdin is not None
+    time.sleep(0.3)  # the reader has closed its end
+    done = subprocess.run(
+        [sys.executable, "-m", "reconciler.cli", "validate", "--format", "json"],
+        cwd=tmp_path, stdout=reader_left.stdin, stderr=subprocess.PIPE, text=True, timeout=60,
+    )  # fmt: skip
+    reader_left.stdin.close()
+    reader_left.wait()
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr

@@ -201,3 +201,10 @@ def test_init_never_writes_through_a_folder_swapped_for_a_link_after_its_check(
     done = CliRunner().invoke(init.command, [str(root)])
     assert isinstance(done.exception, UnsafePathError)
     assert list(outside.iterdir()) == []
+
+
+def test_a_folder_that_cannot_be_made_is_named_in_the_error(tmp_path: Path) -> None:
+    folder = tmp_path / ("x" * 300)  # longer than any file system takes
+    with pytest.raises(OSError) as caught:
+        write_atomic(folder / "board.md", b"x", below=tmp_path)
+    assert caught.value.filename == str(folder)
