@@ -54,6 +54,13 @@ async def render_spec(session: RepoSession, spec: BenchmarkSpec, observed: Obser
     k = ranked_k(rows)
     if lb.scope == "repo":
         claimed = {r.id for r in observed.runs if r.marker and r.marker.owner == session.owner}
+        if session.shared_owner:  # the owner may be another repository's too: only our spec ids are ours
+            spec_ids = {d.spec.id for d in session.desired.runs}
+            claimed = {
+                r.id
+                for r in observed.runs
+                if r.id in claimed and r.marker and (r.marker.spec_id in spec_ids or r.id in session.state.moved)
+            }
         # a claim of the state file or this machine's cache alone never puts a run on our board
         ours = await session.ours_now(observed, [r.run.id for r in rows if r.run.id in claimed])
         rows = [r for r in rows if r.run.id in ours]

@@ -197,3 +197,37 @@ def test_our_run_claimed_for_another_config_of_its_spec_is_not_downloaded_as_the
     assert not (world.root / ".osmosis").exists()
     kept = load_state(world.root / ".reconciler/state.json").markers[run_id]
     assert kept.fingerprint == "0123456789abcdef"  # what the run really carries
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_under_a_shared_owner_the_repositorys_board_shows_only_runs_of_its_own_spec_ids(
+    world: World, shared: bool
+) -> None:
+    """The workspace name as owner is every origin-less repository's (settings.Owner.shared): a
+    run of a spec id this repository does not have is another's, and stays off its board."""
+
+    async def board() -> tuple[str, str]:
+        async with inprocess_client(world.app, "forged") as client:
+            smoke = world.session(client, State()).desired.runs[0]
+            ours = await client.submit_run(
+                marked_payload(
+                    smoke.spec.config, Marker(owner=OWNER, spec_id=smoke.spec.id, fingerprint=smoke.fingerprint)
+                )
+            )
+            theirs = Marker(owner=OWNER, spec_id="runs/another-repositorys", fingerprint=smoke.fingerprint)
+            elsewhere = marked_payload(smoke.spec.config, theirs)
+            elsewhere["agents"][0]["harness"] = "terminus-2"  # another agent: the board keeps one row per agent
+            other = await client.submit_run(elsewhere)
+            world.now += LATER
+            session = world.session(client, State())
+            session.shared_owner = shared
+            observed = await session.observe()
+            (outcome,) = await render_all(session, observed)
+            assert outcome.error is None
+            names = [(await client.get_run(r.id)).benchmark_run.name or "" for r in (ours, other)]
+            return names[0], names[1]
+
+    ours, other = asyncio.run(board())
+    text = (world.root / "leaderboards/tb.md").read_text()
+    assert ours in text
+    assert (other in text) is not shared
