@@ -187,6 +187,7 @@ class RunReport(_Frozen):
     reason: str | None = None  # why a failed or stopped run ended, from its logs
     problem: str | None = None  # why the figures are missing (results.csv unreadable or not downloadable)
     leaderboard: str | None = None  # the committed leaderboard file of the run's benchmark
+    superseded_by: str | None = None  # the run a later change of the spec replaced it with
 
     @property
     def succeeded(self) -> bool:

@@ -258,7 +258,7 @@ async def apply_plan(
             downloader=downloader_factory(session) if downloader_factory else None,
             renderer=renderer_factory(session, result.observed) if renderer_factory else None,
         )
-        before = {spec_id: record.run_id for spec_id, record in session.state.specs.items()}
+        before = dict(session.state.specs)
         report = await applier.run(result.plan)
         if submitted_by:
             from .results import stamp_submissions

@@ -93,7 +93,7 @@ async def reconcile(
         # --replace asks for one new submit: the plan after applying must not ask again
         first = await _plan_in(session, with_replace(project, policy, replace) if replace else policy)
         refuse_sudden_empty(session, first.observed, allow_empty)
-        before = {spec_id: record.run_id for spec_id, record in session.state.specs.items()}
+        before = dict(session.state.specs)
         for name in first.adopted:
             say(f"adopted {name}: its submit was interrupted after the platform accepted it")
         for action in first.plan.actions:

@@ -36,19 +36,20 @@ from ..safe_paths import writable_path
 from ..specs.models import BenchmarkSpec, RunSpec
 from .downloads import download_run
 from .session import RepoSession
+from .state import Replaced, SpecRecord
 
 LOG_PAGE = 200  # the newest page of logs holds the reason a run ended
 
 
 def stamp_submissions(
     session: RepoSession,
-    before: Mapping[str, str],
+    before: Mapping[str, SpecRecord],
     commit: str | None,
     *,
     credit_changes: bool = False,
     replaced: frozenset[str] = frozenset(),
 ) -> None:
-    """Record on every spec whose run changed since `before` (spec id -> run id) the commit that
+    """Record on every spec whose run changed since `before` (spec id -> its record) the commit that
     asked for the run: the newest commit up to `commit` (this push) that changed the spec's file,
     else `commit`. One push job may carry merges whose own jobs never ran (GitHub keeps one
     pending job per concurrency group and cancels the one it replaces): each run must still be
@@ -57,22 +58,33 @@ def stamp_submissions(
     `credit_changes` (a scheduled or dispatched job, which no merge started): the newest commit
     on the branch that changed the spec's file, when there is one: a change a push job only
     queued (`on_change = "queue"`) is submitted later, and is still that pull request's. A spec
-    submitted again on purpose (`replaced`, --replace) asked nobody: it is credited to no one."""
+    submitted again on purpose (`replaced`, --replace) asked nobody: it is credited to no one.
+
+    A run that took the place of a run another commit asked for records that run (`Replaced`):
+    its pull request still waits for a last report, which `collect_results` makes."""
     upto = commit or ("HEAD" if credit_changes else None)
-    if upto is None:
-        return
     from ..vcs.commit import last_change
 
     state = session.state
     paths = {d.spec.id: d.spec.path for d in session.desired.runs}
     for spec_id, record in state.specs.items():
-        if before.get(spec_id) == record.run_id or (commit is None and spec_id in replaced):
+        old = before.get(spec_id)
+        if old is not None and old.run_id == record.run_id:
             continue
-        path = paths.get(spec_id)
-        root = session.project.root
-        asked = (last_change(root, str(root / path), upto) if path else None) or commit
-        if asked:
-            state.specs[spec_id] = record.model_copy(update={"commit": asked})
+        update: dict[str, object] = {}
+        if old is not None and old.commit:
+            update["replaced"] = Replaced(run_id=old.run_id, run_name=old.run_name, commit=old.commit)
+        if upto is not None and not (commit is None and spec_id in replaced):
+            path = paths.get(spec_id)
+            root = session.project.root
+            asked = (last_change(root, str(root / path), upto) if path else None) or commit
+            if asked:
+                update["commit"] = asked
+        gone = update.get("replaced")
+        if isinstance(gone, Replaced) and update.get("commit", record.commit) == gone.commit:
+            del update["replaced"]  # the same commit asked for both: nobody waits for the first
+        if update:
+            state.specs[spec_id] = record.model_copy(update=update)
 
 
 def _previous(observed: Observed, owner: str, spec_id: str, current: ObservedRun) -> ObservedRun | None:
@@ -180,15 +192,26 @@ class _Collector:
 
 
 async def collect_results(session: RepoSession, observed: Observed, targets: Sequence[str] = ()) -> list[RunReport]:
-    """A report for each spec's latest run the platform still lists, by spec id."""
+    """A report for each spec's latest run the platform still lists, by spec id; and one for each
+    run a later run replaced (`SpecRecord.replaced`), for the commit that asked for it, after
+    which an ended (or vanished) replaced run is forgotten: its commit got its last report."""
     collector = _Collector(session, observed)
     runs = {r.id: r for r in observed.runs}
     specs = {d.spec.id: d.spec for d in session.desired.runs}
     out = []
     for spec_id, record in sorted(session.state.specs.items()):
         spec = specs.get(spec_id)
-        run = runs.get(record.run_id)
-        if spec is None or run is None or (targets and spec_id not in targets):
+        if spec is None or (targets and spec_id not in targets):
             continue
-        out.append(await collector.report(spec, run, record.commit))
+        gone = record.replaced
+        if gone is not None:
+            before = runs.get(gone.run_id)
+            if before is not None:
+                report = await collector.report(spec, before, gone.commit)
+                out.append(report.model_copy(update={"superseded_by": record.run_name}))
+            if before is None or before.terminal:
+                session.state.specs[spec_id] = record.model_copy(update={"replaced": None})
+        run = runs.get(record.run_id)
+        if run is not None:
+            out.append(await collector.report(spec, run, record.commit))
     return out

@@ -16,11 +16,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     StrictInt,
     TypeAdapter,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
 )
 
 from .. import json_text
@@ -33,6 +35,17 @@ STATE_VERSION = 1
 MAX_STATE_BYTES = 256 * 1024 * 1024  # 100,000 runs and their specs take about 30 MiB
 
 
+class Replaced(BaseModel):
+    """The run a record's run took the place of, whose pull request still waits for its last results
+    report (engine/results.py: reported once more as superseded, then forgotten)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run_id: str
+    run_name: str
+    commit: str  # the commit whose push submitted it
+
+
 class SpecRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -42,6 +55,15 @@ class SpecRecord(BaseModel):
     benchmark_id: str | None = None
     # the commit (GITHUB_SHA) whose push submitted this run; its pull request gets the results comment
     commit: str | None = None
+    replaced: Replaced | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_nothing_replaced(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No `replaced` key while there is none: state files stay as earlier versions wrote them."""
+        data: dict[str, Any] = handler(self)
+        if data.get("replaced") is None:
+            data.pop("replaced", None)
+        return data
 
 
 class Intent(BaseModel):

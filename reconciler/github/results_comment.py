@@ -88,6 +88,11 @@ def leaderboard_url(path: str, *, server_url: str, repository: str, ref: str) ->
 
 def run_section(run: RunReport, *, server_url: str, repository: str, ref: str) -> str:
     name = f"[`{cell(run.run_name)}`]({run.platform_url})" if run.platform_url else f"`{cell(run.run_name)}`"
+    if run.superseded_by:
+        return (
+            f"#### `{cell(run.spec_id)}`: run {name} superseded\n\nA later change of this spec replaced it with"
+            f" run `{cell(run.superseded_by)}` ({run.status} here); that change's results are reported with it.\n"
+        )
     lines = [f"#### `{cell(run.spec_id)}`: run {name} {run.status}", ""]
     if not run.terminal:
         lines.append("Still going; this comment is updated when it ends.")
@@ -111,7 +116,8 @@ def run_section(run: RunReport, *, server_url: str, repository: str, ref: str) -
 def _tally(runs: Sequence[RunReport]) -> str:
     counts: dict[str, int] = {}
     for r in runs:
-        counts[r.status] = counts.get(r.status, 0) + 1
+        status = "superseded" if r.superseded_by else r.status
+        counts[status] = counts.get(status, 0) + 1
     return ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
 
 
@@ -139,14 +145,18 @@ def summary_markdown(runs: Sequence[RunReport], *, server_url: str, repository: 
 
 
 def commit_status(runs: Sequence[RunReport], target_url: str | None) -> CommitStatus:
-    """pending while any run is going; success when every run finished; failure otherwise."""
-    going = sum(1 for r in runs if not r.terminal)
-    finished = sum(1 for r in runs if r.succeeded)
+    """pending while any run is going; success when every run finished or was superseded (a later
+    change of its spec replaced it); failure otherwise."""
+    superseded = sum(1 for r in runs if r.superseded_by)
+    going = sum(1 for r in runs if not r.terminal and not r.superseded_by)
+    finished = sum(1 for r in runs if r.succeeded and not r.superseded_by)
     total = len(runs)
     if going:
         state, text = "pending", f"{going} of {total} run(s) still going"
-    elif finished == total:
+    elif finished + superseded == total:
         state, text = "success", f"all {total} run(s) finished"
+        if superseded:
+            text = f"{finished} run(s) finished, {superseded} superseded by a later change"
     else:
         state, text = "failure", f"{total - finished} of {total} run(s) did not finish"
     return CommitStatus(state=state, context=RESULTS_CONTEXT, description=text, target_url=target_url)

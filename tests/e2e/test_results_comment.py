@@ -355,3 +355,45 @@ def test_a_dispatched_replace_credits_nobody(tmp_path: Path, github: FakeGitHub)
     done = cli(root, "reconcile", "--replace", "tb-smoke", "--github-results", env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert state(root)["specs"]["tb-smoke"]["commit"] is None  # asked for on purpose, by no pull request
+
+
+def test_a_merge_whose_run_a_later_merge_replaced_gets_a_last_report_as_superseded(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    """Pull request #7's run is still going when #8 changes the same spec again and its push job
+    replaces that run: #7's commit status ends (success, superseded) instead of waiting forever,
+    and its results comment names the run that took the place."""
+    root = make_repo(tmp_path / "repo", "tb-compare")
+    open_pull_request(root, github, slower_concurrency)
+    first = merge(root, github, "experiment")
+    push = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", first, {"after": first}))
+    assert push.returncode == 0, push.stdout + push.stderr
+    replaced_run = state(root)["specs"]["tb-compare"]["run_name"]
+
+    git(root, "checkout", "-q", "-b", "again")
+    spec = root / "specs/runs/tb-compare.toml"
+    edited = spec.read_text().replace("max_concurrent_attempts = 4", "max_concurrent_attempts = 2")
+    spec.write_text(edited.replace("protect = true", "protect = false"))  # #8 means to replace the run
+    git(root, "commit", "-qam", "another experiment")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "again", "-m", "Merge pull request #8 from acme/again")
+    second = git(root, "rev-parse", "HEAD")
+    github.merge(REPO, 8, second)
+    push = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", second, {"after": second}))
+    assert push.returncode == 0, push.stdout + push.stderr
+
+    newest = github.statuses(REPO, first)[0]
+    assert (newest["state"], newest["context"]) == ("success", RESULTS_CONTEXT)
+    assert "superseded" in newest["description"]
+    [comment] = [c for c in github.comments(REPO, PR) if str(c["body"]).startswith(RESULTS_MARKER)]
+    body = str(comment["body"])
+    assert f"`{replaced_run}`" in body
+    assert f"replaced it with run `{state(root)['specs']['tb-compare']['run_name']}`" in body
+    assert github.statuses(REPO, second)[0]["state"] == "pending"  # #8's own run is still going
+    reported = len(github.statuses(REPO, first))
+
+    scheduled = cli(root, "reconcile", "--github-results",
+                    env=actions_env(root, github, "schedule", second, {"schedule": "*/30 * * * *"}))  # fmt: skip
+    assert scheduled.returncode == 0, scheduled.stdout + scheduled.stderr
+    assert "replaced" not in state(root)["specs"]["tb-compare"]  # its commit had its last report
+    assert len(github.statuses(REPO, first)) == reported  # and gets no other

@@ -85,3 +85,18 @@ def test_only_a_push_job_records_its_commit_as_the_submitter() -> None:
     for event in ("schedule", "workflow_dispatch", "pull_request"):
         assert submitting_commit(base | {"GITHUB_EVENT_NAME": event}) is None
     assert submitting_commit({"GITHUB_EVENT_NAME": "push", "GITHUB_SHA": "a" * 40}) is None
+
+
+def test_a_run_a_later_change_replaced_ends_its_commits_wait_as_superseded() -> None:
+    for before in ("running", "stopped"):
+        status = commit_status([run("finished"), run(before, superseded_by="run-next")], None)
+        assert (status.state, status.description) == (
+            "success",
+            "1 run(s) finished, 1 superseded by a later change",
+        )
+
+
+def test_a_superseded_run_section_names_the_run_that_replaced_it() -> None:
+    text = run_section(run("stopped", superseded_by="run-next"), **LINKS)
+    assert "run `run-stopped` superseded" in text and "replaced it with run `run-next`" in text
+    assert "Why it" not in text
