@@ -263,7 +263,8 @@ async def apply_plan(
         if submitted_by:
             from .results import stamp_submissions
 
-            stamp_submissions(session, before, submitted_by)
+            going = frozenset(r.id for r in result.observed.runs if r.active)
+            stamp_submissions(session, before, submitted_by, going=going)
             session.save_state()
         return ApplyResult(result, report)
 

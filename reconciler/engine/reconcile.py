@@ -134,7 +134,10 @@ async def reconcile(
             for f in (f for f in o.files if verbose or f in o.changed):
                 say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
         # a job no merge started (schedule, dispatch) that reports results credits the merges
-        stamp_submissions(session, before, submitted_by, credit_changes=results, replaced=frozenset(replace))
+        going = frozenset(r.id for r in first.observed.runs if r.active)
+        stamp_submissions(
+            session, before, submitted_by, credit_changes=results, replaced=frozenset(replace), going=going
+        )
         reports = await collect_results(session, second.observed, targets) if results else []
         session.save_state()
         generated = sorted({f for o in rendered for f in o.files} | {project.settings.state_file})

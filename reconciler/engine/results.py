@@ -48,6 +48,7 @@ def stamp_submissions(
     *,
     credit_changes: bool = False,
     replaced: frozenset[str] = frozenset(),
+    going: frozenset[str] = frozenset(),
 ) -> None:
     """Record on every spec whose run changed since `before` (spec id -> its record) the commit that
     asked for the run: the newest commit up to `commit` (this push) that changed the spec's file,
@@ -60,8 +61,10 @@ def stamp_submissions(
     queued (`on_change = "queue"`) is submitted later, and is still that pull request's. A spec
     submitted again on purpose (`replaced`, --replace) asked nobody: it is credited to no one.
 
-    A run that took the place of a run another commit asked for records that run (`Replaced`):
-    its pull request still waits for a last report, which `collect_results` makes."""
+    A run that took the place of a run another commit asked for, while that run was still going
+    (`going`: run ids active when this job first looked), records it (`Replaced`): its pull
+    request still waits for a last report, which `collect_results` makes. One that had ended was
+    reported already, and keeps that report."""
     upto = commit or ("HEAD" if credit_changes else None)
     from ..vcs.commit import last_change
 
@@ -72,7 +75,7 @@ def stamp_submissions(
         if old is not None and old.run_id == record.run_id:
             continue
         update: dict[str, object] = {}
-        if old is not None and old.commit:
+        if old is not None and old.commit and old.run_id in going:
             update["replaced"] = Replaced(run_id=old.run_id, run_name=old.run_name, commit=old.commit)
         if upto is not None and not (commit is None and spec_id in replaced):
             path = paths.get(spec_id)

@@ -90,8 +90,9 @@ def run_section(run: RunReport, *, server_url: str, repository: str, ref: str) -
     name = f"[`{cell(run.run_name)}`]({run.platform_url})" if run.platform_url else f"`{cell(run.run_name)}`"
     if run.superseded_by:
         return (
-            f"#### `{cell(run.spec_id)}`: run {name} superseded\n\nA later change of this spec replaced it with"
-            f" run `{cell(run.superseded_by)}` ({run.status} here); that change's results are reported with it.\n"
+            f"#### `{cell(run.spec_id)}`: run {name} superseded\n\nA later run of this spec,"
+            f" `{cell(run.superseded_by)}`, took its place before it ended (this one is {run.status});"
+            " the later run's results are reported with the change that asked for it.\n"
         )
     lines = [f"#### `{cell(run.spec_id)}`: run {name} {run.status}", ""]
     if not run.terminal:
@@ -156,7 +157,7 @@ def commit_status(runs: Sequence[RunReport], target_url: str | None) -> CommitSt
     elif finished + superseded == total:
         state, text = "success", f"all {total} run(s) finished"
         if superseded:
-            text = f"{finished} run(s) finished, {superseded} superseded by a later change"
+            text = f"{finished} run(s) finished, {superseded} superseded by a later run"
     else:
         state, text = "failure", f"{total - finished} of {total} run(s) did not finish"
     return CommitStatus(state=state, context=RESULTS_CONTEXT, description=text, target_url=target_url)

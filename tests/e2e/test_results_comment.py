@@ -388,7 +388,7 @@ def test_a_merge_whose_run_a_later_merge_replaced_gets_a_last_report_as_supersed
     [comment] = [c for c in github.comments(REPO, PR) if str(c["body"]).startswith(RESULTS_MARKER)]
     body = str(comment["body"])
     assert f"`{replaced_run}`" in body
-    assert f"replaced it with run `{state(root)['specs']['tb-compare']['run_name']}`" in body
+    assert f"`{state(root)['specs']['tb-compare']['run_name']}`, took its place" in body
     assert github.statuses(REPO, second)[0]["state"] == "pending"  # #8's own run is still going
     reported = len(github.statuses(REPO, first))
 
@@ -397,3 +397,36 @@ def test_a_merge_whose_run_a_later_merge_replaced_gets_a_last_report_as_supersed
     assert scheduled.returncode == 0, scheduled.stdout + scheduled.stderr
     assert "replaced" not in state(root)["specs"]["tb-compare"]  # its commit had its last report
     assert len(github.statuses(REPO, first)) == reported  # and gets no other
+
+
+def test_a_run_that_ended_before_a_later_merge_changed_its_spec_keeps_its_report(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    """Only a run replaced while still going is reported as superseded: one that had ended
+    already got its final report, which a later change of the spec leaves alone."""
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    spec = root / "specs/runs/tb-smoke.toml"
+
+    def edit(attempts: str) -> None:
+        spec.write_text(spec.read_text().replace("max_retries = 0", f"max_retries = {attempts}"))
+
+    open_pull_request(root, github, lambda _root: edit("1"))
+    first = merge(root, github, "experiment")
+    push = cli(root, "reconcile", "--wait", "--github-results",
+               env=actions_env(root, github, "push", first, {"after": first}))  # fmt: skip
+    assert push.returncode == 0, push.stdout + push.stderr
+    final = [dict(s) for s in github.statuses(REPO, first)]
+    assert final[0]["state"] in ("success", "failure")
+
+    git(root, "checkout", "-q", "-b", "again")
+    spec.write_text(spec.read_text().replace("max_retries = 1", "max_retries = 2"))
+    git(root, "commit", "-qam", "another experiment")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "again", "-m", "Merge pull request #8 from acme/again")
+    second = git(root, "rev-parse", "HEAD")
+    github.merge(REPO, 8, second)
+    push = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", second, {"after": second}))
+    assert push.returncode == 0, push.stdout + push.stderr
+
+    assert "replaced" not in state(root)["specs"]["tb-smoke"]
+    assert github.statuses(REPO, first) == final

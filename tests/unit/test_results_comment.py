@@ -92,11 +92,11 @@ def test_a_run_a_later_change_replaced_ends_its_commits_wait_as_superseded() -> 
         status = commit_status([run("finished"), run(before, superseded_by="run-next")], None)
         assert (status.state, status.description) == (
             "success",
-            "1 run(s) finished, 1 superseded by a later change",
+            "1 run(s) finished, 1 superseded by a later run",
         )
 
 
 def test_a_superseded_run_section_names_the_run_that_replaced_it() -> None:
     text = run_section(run("stopped", superseded_by="run-next"), **LINKS)
-    assert "run `run-stopped` superseded" in text and "replaced it with run `run-next`" in text
+    assert "run `run-stopped` superseded" in text and "`run-next`, took its place" in text
     assert "Why it" not in text
