@@ -15,7 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -357,6 +357,20 @@ def test_a_dispatched_replace_credits_nobody(tmp_path: Path, github: FakeGitHub)
     assert state(root)["specs"]["tb-smoke"]["commit"] is None  # asked for on purpose, by no pull request
 
 
+def merge_pull_request_8(root: Path, github: FakeGitHub, spec: Path, edit: Callable[[str], str]) -> str:
+    """Pull request #8 changes `spec` with `edit` and is merged; its push job runs; the merge commit."""
+    git(root, "checkout", "-q", "-b", "again")
+    spec.write_text(edit(spec.read_text()))
+    git(root, "commit", "-qam", "another experiment")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "again", "-m", "Merge pull request #8 from acme/again")
+    second = git(root, "rev-parse", "HEAD")
+    github.merge(REPO, 8, second)
+    push = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", second, {"after": second}))
+    assert push.returncode == 0, push.stdout + push.stderr
+    return second
+
+
 def test_a_merge_whose_run_a_later_merge_replaced_gets_a_last_report_as_superseded(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
@@ -370,17 +384,15 @@ def test_a_merge_whose_run_a_later_merge_replaced_gets_a_last_report_as_supersed
     assert push.returncode == 0, push.stdout + push.stderr
     replaced_run = state(root)["specs"]["tb-compare"]["run_name"]
 
-    git(root, "checkout", "-q", "-b", "again")
-    spec = root / "specs/runs/tb-compare.toml"
-    edited = spec.read_text().replace("max_concurrent_attempts = 4", "max_concurrent_attempts = 2")
-    spec.write_text(edited.replace("protect = true", "protect = false"))  # #8 means to replace the run
-    git(root, "commit", "-qam", "another experiment")
-    git(root, "checkout", "-q", "main")
-    git(root, "merge", "-q", "--no-ff", "again", "-m", "Merge pull request #8 from acme/again")
-    second = git(root, "rev-parse", "HEAD")
-    github.merge(REPO, 8, second)
-    push = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", second, {"after": second}))
-    assert push.returncode == 0, push.stdout + push.stderr
+    second = merge_pull_request_8(
+        root,
+        github,
+        root / "specs/runs/tb-compare.toml",
+        # #8 means to replace the run: unprotected
+        lambda text: text.replace("max_concurrent_attempts = 4", "max_concurrent_attempts = 2").replace(
+            "protect = true", "protect = false"
+        ),
+    )
 
     newest = github.statuses(REPO, first)[0]
     assert (newest["state"], newest["context"]) == ("success", RESULTS_CONTEXT)
@@ -418,15 +430,7 @@ def test_a_run_that_ended_before_a_later_merge_changed_its_spec_keeps_its_report
     final = [dict(s) for s in github.statuses(REPO, first)]
     assert final[0]["state"] in ("success", "failure")
 
-    git(root, "checkout", "-q", "-b", "again")
-    spec.write_text(spec.read_text().replace("max_retries = 1", "max_retries = 2"))
-    git(root, "commit", "-qam", "another experiment")
-    git(root, "checkout", "-q", "main")
-    git(root, "merge", "-q", "--no-ff", "again", "-m", "Merge pull request #8 from acme/again")
-    second = git(root, "rev-parse", "HEAD")
-    github.merge(REPO, 8, second)
-    push = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", second, {"after": second}))
-    assert push.returncode == 0, push.stdout + push.stderr
+    merge_pull_request_8(root, github, spec, lambda text: text.replace("max_retries = 1", "max_retries = 2"))
 
     assert "replaced" not in state(root)["specs"]["tb-smoke"]
     assert github.statuses(REPO, first) == final
