@@ -55,25 +55,40 @@ def write_if_changed(path: Path, content: str, *, below: Path | None = None) -> 
 def _current_bytes(path: Path, below: Path | None) -> bytes | None:
     """What `path` holds now, when it is a regular file (read from `below` down, as
     `write_atomic` writes it; without blocking on a FIFO swapped in); else None."""
-    if below is None or not _AT:
+    if below is None:
         try:
             return path.read_bytes()
         except FileNotFoundError:
             return None
-    rel = path.relative_to(below)
-    *folders, name = rel.parts
     try:
-        at = open_folders(below, folders, shown=rel.as_posix(), create=False)
-    except FileNotFoundError:
-        return None
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC, dir_fd=at)
+        fd = open_below(below, path, READ_NOFOLLOW, create=False)
     except OSError:  # missing, or a link (which the write replaces)
         return None
-    finally:
-        os.close(at)
     with os.fdopen(fd, "rb") as fh:
         return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
+
+
+READ_NOFOLLOW = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _NOFOLLOW | _CLOEXEC  # never blocks on a FIFO
+
+
+def open_below(
+    below: Path, path: Path, flags: int, mode: int = 0o644, *, create: bool = True, verb: str | None = None
+) -> int:
+    """`path` opened with `flags`, relative to its folder, the folders opened from `below` down
+    (`open_folders`; missing ones created when `create`). Where the system lacks the `*at` calls
+    (Windows), the path as named. The one way reconciler opens a repository file it writes,
+    locks or reads as code."""
+    if not _AT:
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, flags | _CLOEXEC, mode)
+    rel = path.relative_to(below)
+    *folders, name = rel.parts
+    at = open_folders(below, folders, shown=rel.as_posix(), create=create, verb=verb)
+    try:
+        return os.open(name, flags | _CLOEXEC, mode, dir_fd=at)
+    finally:
+        os.close(at)
 
 
 def unlink_below(below: Path, path: Path) -> None:

@@ -152,17 +152,10 @@ def read_repo_file(root: Path, rel: str, *, limit: int = MAX_REPO_FILE_BYTES) ->
 def _open_repo_file(root: Path, parts: list[str], rel: str) -> int | None:
     """`rel` opened for reading from `root` down, no folder on the way and not the file followed
     if it is a link, without blocking on a FIFO (files.open_folders); None when it is gone."""
-    from .files import open_folders
+    from .files import READ_NOFOLLOW, open_below
 
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        if os.open not in os.supports_dir_fd:  # Windows: the path as named
-            return os.open(root.joinpath(*parts), flags)
-        at = open_folders(root, parts[:-1], shown=rel, create=False)
-        try:
-            return os.open(parts[-1], flags, dir_fd=at)
-        finally:
-            os.close(at)
+        return open_below(root, root.joinpath(*parts), READ_NOFOLLOW, create=False)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -186,23 +179,14 @@ def create_once(root: Path, rel: str, content: str) -> bool:
     """Create `rel` with `content` unless something (even a dangling symlink) is there; True when
     created. Its folders are opened from `root` down, never through a symlink, as
     `files.write_atomic(..., below=root)` opens them."""
-    from .files import open_folders
+    from .files import open_below
 
     path = writable_path(root, rel)
-    *folders, name = path.relative_to(root).parts
-    if os.open in os.supports_dir_fd:
-        at: int | None = open_folders(root, folders, shown=rel)
-    else:  # Windows: the path as named
-        path.parent.mkdir(parents=True, exist_ok=True)
-        at, name = None, str(path)
     try:
         # O_EXCL never follows a symlink at the leaf; O_NOFOLLOW says so twice
-        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644, dir_fd=at)
+        fd = open_below(root, path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0))
     except FileExistsError:
         return False
-    finally:
-        if at is not None:
-            os.close(at)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(content)
     return True

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path, PurePosixPath
 
 from ..errors import LockedError
-from ..files import open_folders
+from ..files import open_below
 from ..safe_paths import UnsafePathError, create_once, writable_path
 from ..settings import Project
 
@@ -84,14 +84,4 @@ def repository_lock(
 
 
 def _open_lock(path: Path, below: Path | None) -> int:
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    if below is None or os.open not in os.supports_dir_fd:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, flags, 0o644)
-    rel = path.relative_to(below)
-    *folders, name = rel.parts
-    at = open_folders(below, folders, shown=rel.as_posix())
-    try:
-        return os.open(name, flags, 0o644, dir_fd=at)
-    finally:
-        os.close(at)
+    return open_below(below if below is not None else path.parent, path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW)
