@@ -13,10 +13,11 @@ from pathlib import Path
 
 from .errors import UnsafePathError
 
-_AT = all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.rename, os.unlink, os.stat))
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# the one definition of these for every module that opens files relative to a folder (outputs.transfer too)
+AT = all(f in os.supports_dir_fd for f in (os.open, os.mkdir, os.rename, os.unlink, os.stat))
+CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+FOLDER = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | CLOEXEC
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class NotRegularFile(OSError):
@@ -68,7 +69,7 @@ def _current_bytes(path: Path, below: Path | None) -> bytes | None:
         return fh.read() if stat.S_ISREG(os.fstat(fd).st_mode) else None
 
 
-READ_NOFOLLOW = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | _NOFOLLOW | _CLOEXEC  # never blocks on a FIFO
+READ_NOFOLLOW = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | NOFOLLOW | CLOEXEC  # never blocks on a FIFO
 
 
 def open_below(
@@ -78,22 +79,22 @@ def open_below(
     (`open_folders`; missing ones created when `create`). Where the system lacks the `*at` calls
     (Windows), the path as named. The one way reconciler opens a repository file it writes,
     locks or reads as code."""
-    if not _AT:
+    if not AT:
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, flags | _CLOEXEC, mode)
+        return os.open(path, flags | CLOEXEC, mode)
     rel = path.relative_to(below)
     *folders, name = rel.parts
     at = open_folders(below, folders, shown=rel.as_posix(), create=create, verb=verb)
     try:
-        return os.open(name, flags | _CLOEXEC, mode, dir_fd=at)
+        return os.open(name, flags | CLOEXEC, mode, dir_fd=at)
     finally:
         os.close(at)
 
 
 def unlink_below(below: Path, path: Path) -> None:
     """Remove `path` if it is there, its folders opened from `below` down as `write_atomic` opens them."""
-    if not _AT:
+    if not AT:
         path.unlink(missing_ok=True)
         return
     rel = path.relative_to(below)
@@ -121,7 +122,7 @@ def write_atomic(path: Path, data: bytes, *, below: Path | None = None) -> None:
     UnsafePathError and nothing is written. Where the system lacks those calls (Windows), the
     path is written as named.
     """
-    if below is not None and _AT:
+    if below is not None and AT:
         rel = path.relative_to(below)
         *folders, name = rel.parts
         at = open_folders(below, folders, shown=rel.as_posix())
@@ -158,14 +159,14 @@ def open_folders(
     verb = verb or ("write" if create else "read")
     if create:
         below.mkdir(parents=True, exist_ok=True)
-    at = os.open(below, _FOLDER)
+    at = os.open(below, FOLDER)
     try:
         for i, part in enumerate(folders):
             try:
                 if create:
                     with contextlib.suppress(FileExistsError):
                         os.mkdir(part, 0o777, dir_fd=at)
-                inner = os.open(part, _FOLDER | _NOFOLLOW, dir_fd=at)
+                inner = os.open(part, FOLDER | NOFOLLOW, dir_fd=at)
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
                     # named by the folder's path, not relative to a descriptor
@@ -192,7 +193,7 @@ def _replace_at(at: int, name: str, data: bytes) -> None:
         # 14 bytes beside the name: a name near NAME_MAX is cut (whole characters) to fit
         tmp = f".{name.encode()[: 255 - 14].decode(errors='ignore')}.{os.urandom(4).hex()}.tmp"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=at)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC, 0o600, dir_fd=at)
             break
         except FileExistsError:
             continue
@@ -216,15 +217,18 @@ def _mode_at(at: int, name: str) -> int:
         found = None
     if found is not None and stat.S_ISREG(found.st_mode):
         return found.st_mode & 0o777
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
+    return _new_file_mode()
 
 
 def _mode_for(path: Path) -> int:
     try:
         return path.stat().st_mode & 0o777
     except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return _new_file_mode()
+
+
+def _new_file_mode() -> int:
+    """The mode an ordinary write gives a new file (0666 less the umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

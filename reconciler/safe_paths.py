@@ -179,12 +179,12 @@ def create_once(root: Path, rel: str, content: str) -> bool:
     """Create `rel` with `content` unless something (even a dangling symlink) is there; True when
     created. Its folders are opened from `root` down, never through a symlink, as
     `files.write_atomic(..., below=root)` opens them."""
-    from .files import open_below
+    from .files import NOFOLLOW, open_below
 
     path = writable_path(root, rel)
     try:
         # O_EXCL never follows a symlink at the leaf; O_NOFOLLOW says so twice
-        fd = open_below(root, path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0))
+        fd = open_below(root, path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW)
     except FileExistsError:
         return False
     with os.fdopen(fd, "w", encoding="utf-8") as fh:

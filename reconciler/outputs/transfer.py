@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ..files import AT, CLOEXEC, FOLDER, NOFOLLOW
 from ..osmosis.errors import PlatformError, PlatformUnreachable
 from ..osmosis.retry import RetryPolicy, parse_retry_after
 from ..osmosis.transport import StreamedResponse, TransportError
@@ -83,10 +84,10 @@ RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 FILE_RETRY = RetryPolicy(max_attempts=4, base_delay=0.5, max_delay=8.0, max_total_seconds=120.0)
 _fadvise = getattr(os, "posix_fadvise", None)
 _DONTNEED: int = getattr(os, "POSIX_FADV_DONTNEED", 4)
-_OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-_AT = all(f in os.supports_dir_fd for f in (os.open, os.stat, os.rename, os.unlink))
+_OPEN_FLAGS = os.O_RDWR | os.O_CREAT | CLOEXEC
+_NOFOLLOW = NOFOLLOW
+_DIR_FLAGS = FOLDER
+_AT = AT
 _CONTENT_RANGE = re.compile(r"^\s*bytes\s+(\d+)-(\d+)/(\d+)\s*$", re.IGNORECASE)
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 
@@ -521,7 +522,7 @@ class _Folder:
 
     def remove_unless_locked(self, name: str) -> None:
         try:
-            fd = self.open_file(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | _NOFOLLOW)
+            fd = self.open_file(name, os.O_RDONLY | CLOEXEC | _NOFOLLOW)
         except OSError:
             return
         try:
