@@ -16,7 +16,9 @@
    shell again ending with `sync` (curl does not make its files durable, our engine does: this
    row is what curl costs with its files on disk too);
    then our engine (`reconciler download RUN --type artifacts --jobs JOBS`, as a subprocess)
-   does the same, then download_run in this process. Wall time gives MB/s (decimal MB); peak
+   does the same, then download_run in this process, then download_run once more with its
+   files not made durable (step 3 of reconciler.outputs.transfer switched off, which no user can
+   do: it prices durability, against curl, which leaves its files in the page cache). Wall time gives MB/s (decimal MB); peak
    RSS comes from wait4's rusage; our engine's own Python peak is measured in-process with
    tracemalloc (one more run). Before each timed run the page cache is flushed (`sync`,
    untimed): curl leaves its 200 MB dirty for the kernel to write back later, which would
@@ -182,24 +184,45 @@ def check(folder: Path, count: int, total: int) -> None:
         raise SystemExit(f"{folder}: {len(files)} files, {size} bytes; expected {count}, {total}")
 
 
-async def engine_in_process(url: str, run: str, out: Path, jobs: int, *, traced: bool) -> tuple[float, int]:
-    """(seconds, tracemalloc peak bytes or 0) of download_run in this process."""
+async def engine_in_process(
+    url: str, run: str, out: Path, jobs: int, *, traced: bool, durable: bool = True
+) -> tuple[float, int]:
+    """(seconds, tracemalloc peak bytes or 0) of download_run in this process.
+
+    `durable=False` measures what making files durable costs: each partial lands as soon as its
+    body is written, as curl's files do (page cache only). No user can ask for that; it is a
+    measurement of the engine with its step 3 (reconciler.outputs.transfer) switched off."""
     from reconciler.osmosis.client import OsmosisClient
+    from reconciler.outputs import transfer
+
+    def written_only(self: object, fd: int, device: int, release: bool) -> asyncio.Future[None]:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    saved = transfer.Transfer._durable
+    if not durable:
+        transfer.Transfer._durable = written_only  # type: ignore[method-assign]
 
     try:
         from reconciler.engine.downloads import download_run
     except ImportError:  # the engine before its move into reconciler.engine
         from reconciler.outputs.download import download_run  # type: ignore[no-redef,import-not-found]
 
-    async with OsmosisClient(url, token=TOKEN, workspace="bench") as client:
-        if traced:
-            tracemalloc.start()
-        os.sync()
-        started = time.perf_counter()
-        report = await download_run(client, run=run, types=["artifacts"], output_root=out, output_dir=out, jobs=jobs)
-        seconds = time.perf_counter() - started
-        peak = tracemalloc.get_traced_memory()[1] if traced else 0
-        tracemalloc.stop()
+    try:
+        async with OsmosisClient(url, token=TOKEN, workspace="bench") as client:
+            if traced:
+                tracemalloc.start()
+            os.sync()
+            started = time.perf_counter()
+            report = await download_run(
+                client, run=run, types=["artifacts"], output_root=out, output_dir=out, jobs=jobs
+            )
+            seconds = time.perf_counter() - started
+            peak = tracemalloc.get_traced_memory()[1] if traced else 0
+            tracemalloc.stop()
+    finally:
+        transfer.Transfer._durable = saved  # type: ignore[method-assign]
     assert report.status == "success", report.files_failed[:3]
     return seconds, peak
 
@@ -215,10 +238,10 @@ def measure(files: int, size: int, jobs: int, rounds: int, work: Path, latency: 
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
         project = work / "project"
         project.mkdir(exist_ok=True)
-        curl_runs, synced_runs, ours_runs, inproc_runs = [], [], [], []
+        curl_runs, synced_runs, ours_runs, inproc_runs, undurable_runs = [], [], [], [], []
         for n in range(rounds):
-            curl_out, synced_out, ours_out, inproc_out = (
-                work / f"{tool}-{n}" for tool in ("curl", "curl-sync", "ours", "inproc")
+            curl_out, synced_out, ours_out, inproc_out, undurable_out = (
+                work / f"{tool}-{n}" for tool in ("curl", "curl-sync", "ours", "inproc", "undurable")
             )
             config = curl_config(pairs, curl_out, work / f"curl-{n}.cfg")
             curl_runs.append(timed(curl_script(url, run, run_id, bodies, config, jobs, work)))
@@ -231,6 +254,9 @@ def measure(files: int, size: int, jobs: int, rounds: int, work: Path, latency: 
             check(ours_out, count, total)
             inproc_runs.append(asyncio.run(engine_in_process(url, run, inproc_out, jobs, traced=False))[0])
             check(inproc_out, count, total)
+            undurable = asyncio.run(engine_in_process(url, run, undurable_out, jobs, traced=False, durable=False))
+            undurable_runs.append(undurable[0])
+            check(undurable_out, count, total)
         inproc_seconds = min(inproc_runs)
         _, traced_peak = asyncio.run(engine_in_process(url, run, work / "traced", jobs, traced=True))
     finally:
@@ -256,6 +282,8 @@ def measure(files: int, size: int, jobs: int, rounds: int, work: Path, latency: 
         "ours_inprocess_seconds": inproc_seconds,
         "ours_inprocess_mb_s": mb / inproc_seconds,
         "ours_tracemalloc_peak_kb": traced_peak // 1024,
+        "ours_undurable_seconds": min(undurable_runs),
+        "ratio_undurable": best_curl[0] / min(undurable_runs),
         "ratio": best_curl[0] / best_ours[0],
         "ratio_inprocess": best_curl[0] / inproc_seconds,
         "ratio_synced": best_synced[0] / best_ours[0],
@@ -334,12 +362,21 @@ def main() -> None:
                 "",
                 f"py {int(r['ours_tracemalloc_peak_kb']) / 1024:.1f}",
             ),
+            (
+                "",
+                "in-process, not durable",
+                r["ours_undurable_seconds"],
+                int(r["bytes"]) / 1e6 / r["ours_undurable_seconds"],
+                "",
+                "",
+            ),
         ]
         for a, b, secs, rate, cpu, rss in rows:
             print(f"{a:>16} {b:>24} {secs:8.2f} {rate:7.1f} {cpu:>6} {rss:>12}")
         print(
             f"{'':>16} {'ours / curl throughput':>24} {r['ratio']:8.0%} (CLI process), {r['ratio_inprocess']:.0%} (in-process)"
         )
+        print(f"{'':>16} {'not durable / curl':>24} {r['ratio_undurable']:8.0%} (in-process, step 3 switched off)")
         print(
             f"{'':>16} {'ours / (curl; sync)':>24} {r['ratio_synced']:8.0%} (CLI process),"
             f" {r['ratio_synced_inprocess']:.0%} (in-process)"
