@@ -93,3 +93,22 @@ def claim_problem(actual: Marker | None, believed: Marker | None, owner: str) ->
     if believed is not None and actual != believed:
         return "runs another config than the plan saw"
     return None
+
+
+def stop_refusal(owner: str, shared: bool, *, submitted_here: bool = False) -> str | None:
+    """Why this repository must not stop a run marked with `owner`, whatever its marker says
+    (claim_problem judges the marker); None when it may. The one rule of every stop: the plan's
+    (core.plan), apply's of a planned stop, and apply's of a concurrent duplicate.
+
+    `shared` (settings.Owner.shared): every repository of the workspace without a GitHub origin
+    or an owner of its own writes that name, so a run marked with it may be another's, and none
+    is stopped, except one this very process submitted (`submitted_here`: a duplicate of its own
+    submit, which it stops if another copy is kept)."""
+    if not shared or submitted_here:
+        return None
+    return (
+        f"reconciler stops no run marked with owner {owner!r}: every repository of this workspace without a"
+        " GitHub origin or an owner writes that name, so the run may be another's."
+        f' Set owner = "{owner}" in reconciler.toml if no other such repository submits here'
+        " (or a name of its own: runs already submitted keep the shared one)"
+    )

@@ -39,7 +39,7 @@ from ..specs.models import BenchmarkSpec, LeaderboardTable, RunSpec
 from ..values import Value
 from . import adopt
 from .cost import Cost, agent_key, agent_models, estimate_cost, is_full_run
-from .identity import canonical_json
+from .identity import canonical_json, stop_refusal
 from .replace import replace_reason
 from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus, keeper
 
@@ -274,8 +274,7 @@ class _Planner:
         for b in sorted(self.desired.benchmarks, key=lambda b: b.id):
             if self.policy.targeted(b.id):
                 actions.extend(self._render(b))
-        if self.observed.shared_owner:
-            actions = [self._unshared(a) for a in actions]
+        actions = [self._unshared(a) for a in actions]
         return Plan(
             owner=self.observed.owner,
             actions=tuple(actions),
@@ -515,8 +514,8 @@ class _Planner:
                     f"require_smoke: no finished smoke run for {names}; add a spec with [tasks] task_names for it first",
                     cost,
                 )
-        # a replace under a shared owner is blocked (`_unshared`): it spends none of the budget
-        spends = not (kind is ActionKind.REPLACE and self.observed.shared_owner)
+        # a replace whose stop is refused is blocked (`_unshared`): it spends none of the budget
+        spends = kind is not ActionKind.REPLACE or stop_refusal(self.observed.owner, self.observed.shared_owner) is None
         if self.budget_left is not None and spends:
             if cost.attempts > self.budget_left:
                 return self._blocked(
@@ -539,10 +538,13 @@ class _Planner:
         return Action(kind=kind, reason=reason, cost=cost, warnings=warnings, **base)
 
     def _unshared(self, action: Action) -> Action:
-        """Under a shared owner (Observed.shared_owner) no run is stopped: an action that would
-        stop one is blocked, whatever asked for it (an edit, a duplicate, `state`, `--prune`);
-        a run no spec here names is not called this repository's deleted spec's."""
+        """Under a shared owner (Observed.shared_owner) no run is stopped (identity.stop_refusal):
+        an action that would stop one is blocked, whatever asked for it (an edit, a duplicate,
+        `state`, `--prune`); a run no spec here names is not called this repository's deleted spec's."""
         owner = self.observed.owner
+        refusal = stop_refusal(owner, self.observed.shared_owner)
+        if refusal is None:
+            return action
         if action.kind is ActionKind.ORPHAN and not action.will_stop:
             return action.model_copy(
                 update={
@@ -559,10 +561,7 @@ class _Planner:
                 "kind": ActionKind.BLOCKED,
                 "blocked_by": "shared_owner",
                 "will_stop": False,
-                "reason": f"{action.reason}; but reconciler stops no run marked with owner {owner!r}: every"
-                " repository of this workspace without a GitHub origin or an owner writes that name, so the run"
-                f' may be another\'s. Set owner = "{owner}" in reconciler.toml if no other such repository submits'
-                " here (or a name of its own: runs already submitted keep the shared one)",
+                "reason": f"{action.reason}; but {refusal}",
             }
         )
 

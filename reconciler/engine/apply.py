@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.identity import Marker, claim_problem, marked_payload
+from ..core.identity import Marker, claim_problem, marked_payload, stop_refusal
 from ..core.plan import Action, ActionKind, Plan
 from ..core.world import ACTIVE, Observed
 from ..osmosis.errors import Conflict, PlatformError, SubmitOutcomeUnknown
@@ -135,13 +135,10 @@ class Applier:
 
     async def _stop(self, action: Action) -> ActionResult:
         assert action.run_id is not None
-        if self.session.shared_owner:  # a saved plan made before the owner was shared (core.plan._unshared)
-            return ActionResult(
-                action=action,
-                ok=False,
-                message=f"{action.run_name} not stopped: owner {self.session.owner!r} is shared by every repository of"
-                " this workspace without a GitHub origin or an owner. Set owner in reconciler.toml",
-            )
+        # the plan refused it already (core.plan._unshared), unless it was saved before the rule applied
+        refusal = stop_refusal(self.session.owner, self.session.shared_owner)
+        if refusal is not None:
+            return ActionResult(action=action, ok=False, message=f"{action.run_name} not stopped: {refusal}")
         detail = await self.client.get_run(action.run_id)
         # Ownership is read from the platform again right before acting, never assumed; a run adopted
         # by a spec's `adopt` (core/adopt.py) has no marker of its own and is ours by its config.
@@ -308,8 +305,12 @@ class Applier:
             return (created or "", run_id)
 
         keep = max({*live, mine}, key=order)
-        # under a shared owner only the run this apply submitted is surely this repository's
-        copies = sorted(r for r in {*live, mine} if r != keep and (r == mine or not self.session.shared_owner))
+        copies = sorted(
+            r
+            for r in {*live, mine}
+            if r != keep
+            and stop_refusal(self.session.owner, self.session.shared_owner, submitted_here=r == mine) is None
+        )
         if not copies:
             return submitted
         stopped = [r for r in await asyncio.gather(*(self._stop_copy(r, marker) for r in copies)) if r]

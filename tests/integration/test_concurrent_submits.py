@@ -114,3 +114,30 @@ def test_under_a_shared_owner_each_machine_stops_only_the_copy_it_submitted(tmp_
     messages = [r.message for report in reports for r in report.results]
     assert not any("duplicate of it" in m for m in messages), messages  # nobody stopped another's copy
     assert sum("then stopped it" in m for m in messages) == MACHINES - 1, messages
+
+
+def test_a_stop_planned_before_the_owner_became_shared_is_refused_by_apply(tmp_path: Path) -> None:
+    """A saved plan carries its stops; apply judges each again by the one rule
+    (identity.stop_refusal), so the run stays live when the owner is shared by then."""
+    shutil.copytree(REPO / "specs", tmp_path / "specs")
+    (tmp_path / "reconciler.toml").write_text('workspace = "race"\n')
+    app = create_app(tmp_path / "platform.sqlite3", speed=1.0)
+    proj = load_project(tmp_path)
+    desired, specs = load_desired(proj)
+
+    async def scenario() -> tuple[list[tuple[bool, str]], list[str]]:
+        async with client_for(AsgiTransport(app)) as client:
+            session = RepoSession(proj, "local", OWNER, client, desired, specs, State())
+            observed = await session.observe()
+            await Applier(session, observed).run(plan(desired, observed, Policy(targets=frozenset({"tb-smoke"}))))
+            observed = await session.observe()
+            saved = plan(type(desired)(), observed, Policy(prune=True))  # no spec left: prune stops the run
+            assert any(a.will_stop for a in saved.actions)
+            shared = RepoSession(proj, "local", OWNER, client, desired, specs, State(), shared_owner=True)
+            report = await Applier(shared, await shared.observe()).run(saved)
+            statuses = [item.status or "" for item in await client.list_runs()]
+        return [(r.ok, r.message) for r in report.results], statuses
+
+    results, statuses = asyncio.run(scenario())
+    assert statuses and all(s in {"pending", "queued", "running"} for s in statuses)  # still live
+    assert any(not ok and "not stopped: reconciler stops no run marked with owner" in m for ok, m in results), results
