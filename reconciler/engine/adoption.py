@@ -26,6 +26,16 @@ def payload_fingerprint(payload: object) -> str:
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:FINGERPRINT_LENGTH]
 
 
+def adoption_entry(spec_id: str, run_fingerprint: str) -> str:
+    """What `State.adopted` keeps for a run the spec adopted: `<spec id>@<the run's own config
+    fingerprint>`. Once recorded, the run is the spec's even after a config edit (a replace stops
+    it), and an unmarked run carries no marker to say so: the entry counts only for the very run
+    whose config matched the spec when it was adopted. One added by hand that names another run
+    (or an entry of an older reconciler, without the fingerprint) counts for nothing, and the
+    config must match again."""
+    return f"{spec_id}@{run_fingerprint}"
+
+
 async def _adoption(client: OsmosisClient, d: DesiredRun, observed: Observed, state: State) -> Adoption:
     ref = d.spec.reconcile.adopt
     assert ref is not None
@@ -36,14 +46,15 @@ async def _adoption(client: OsmosisClient, d: DesiredRun, observed: Observed, st
         return Adoption(spec_id=d.spec.id, ref=ref)
     run: ObservedRun = known or observed_run(detail.benchmark_run, None)
     payload = adopt.comparable_payload(detail.configuration.config)
+    run_fingerprint = payload_fingerprint(payload)
     return Adoption(
         spec_id=d.spec.id,
         ref=ref,
         run=run.model_copy(update={"marker": None}),
         marker=marker_of(detail),
         differences=tuple(adopt.differences(payload, adopt.comparable_payload(d.spec.config.to_payload()))),
-        fingerprint=payload_fingerprint(payload),
-        recorded=state.adopted.get(run.id) == d.spec.id,
+        fingerprint=run_fingerprint,
+        recorded=state.adopted.get(run.id) == adoption_entry(d.spec.id, run_fingerprint),
     )
 
 
@@ -65,7 +76,8 @@ async def with_adoptions(
             continue
         marker = next(r.marker for r in claimed.runs if r.id == a.run.id and r.marker)
         # losing this record loses nothing: git holds `adopt`, the plan shows the import once more
-        state.adopted[a.run.id] = a.spec_id
+        assert a.fingerprint is not None  # set with every run found (`_adoption`)
+        state.adopted[a.run.id] = adoption_entry(a.spec_id, a.fingerprint)
         state.specs.setdefault(
             a.spec_id,
             SpecRecord(

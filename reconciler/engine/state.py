@@ -100,8 +100,9 @@ class State(BaseModel):
     # generated file -> digest of the bytes last written, so a custom template's output is still ours to rewrite
     generated: dict[str, str] = Field(default_factory=dict)
     intents: list[Intent] = Field(default_factory=list)
-    # run id -> the spec whose `[reconcile] adopt` took it over; git's `adopt` is the truth, this only
-    # remembers that the plan already showed the import
+    # run id -> `<spec id>@<run config fingerprint>` of the spec whose `[reconcile] adopt` took it
+    # over (engine.adoption.adoption_entry); git's `adopt` is the truth, this only remembers that
+    # the plan already showed the import, for that very run
     adopted: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("markers", "run_agents", "moved", mode="before")

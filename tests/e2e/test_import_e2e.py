@@ -3,6 +3,7 @@ end to end against `reconciler platform serve`."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,3 +131,30 @@ def test_import_never_writes_its_spec_through_a_symlink(repo: WorkspaceRepo, tmp
     done = repo.cli("import", run["name"], "--id", "adopted-smoke")
     assert done.returncode == 1 and "specs/runs is a symlink" in done.stderr
     assert list((repo.root / "elsewhere").iterdir()) == []
+
+
+def test_an_adopted_spec_edited_after_apply_replaces_the_run(repo: WorkspaceRepo) -> None:
+    run = repo.submit_directly()
+    repo.cli("import", run["name"], "--id", "adopted-smoke", check=True)
+    repo.cli("apply", "--auto-approve", check=True)  # records the adoption for this very run
+    path = repo.root / "specs/runs/adopted-smoke.toml"
+    path.write_text(path.read_text().replace("attempts_per_task = 1", "attempts_per_task = 2"))
+    assert kinds(repo.json("plan")) == [("replace", "adopted-smoke")]
+
+
+def test_an_adoption_record_added_by_hand_never_lets_a_config_edit_stop_the_run(repo: WorkspaceRepo) -> None:
+    """An unmarked run whose config differs from the spec is not the spec's, whatever the state
+    file's `adopted` says: an entry naming it (as an older reconciler wrote them, or with a made-up
+    fingerprint) would otherwise have the plan replace it, stopping a run reconciler does not own."""
+    run = repo.submit_directly({**SMOKE_PAYLOAD, "execution_config": {"attempts_per_task": 2}})
+    repo.cli("import", run["name"], "--id", "adopted-smoke", check=True)
+    path = repo.root / "specs/runs/adopted-smoke.toml"
+    path.write_text(path.read_text().replace("attempts_per_task = 2", "attempts_per_task = 1"))
+    state = repo.root / ".reconciler" / "state.json"
+    for entry in ("adopted-smoke", "adopted-smoke@0123456789abcdef"):
+        state.parent.mkdir(exist_ok=True)
+        state.write_text(json.dumps({"version": 1, "adopted": {run["id"]: entry}}))
+        (action,) = repo.json("plan")["actions"]
+        assert action["kind"] == "blocked" and action["blocked_by"] == "adopt", action
+        repo.cli("apply", "--auto-approve")
+        assert [r["status"] for r in repo.platform.runs(repo.workspace)] in (["pending"], ["queued"], ["running"])
