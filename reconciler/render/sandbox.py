@@ -25,6 +25,7 @@ import jinja2
 from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from pydantic import BaseModel
 
 from ..errors import ConfigError
 from ..safe_paths import UnsafePathError, read_repo_file
@@ -39,6 +40,8 @@ _MAX_PAD = 1_000_000  # no padding filter or string method is asked for a millio
 _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"})
 _FORMAT_METHODS = frozenset({"format", "format_map"})
 _BIG_FORMAT_WIDTH = re.compile(r"\{[^{}]*:[^{}]*\d{7,}[^{}]*\}")  # "{:>1000000000}"
+# pydantic's own methods and attributes, on every model (a field of the same name stays readable)
+_MODEL_API = frozenset(name for name in dir(BaseModel) if not name.startswith("_"))
 _WIDTH_FROM_ARGS = re.compile(r"%[-#0 +]*\*|\{[^{}]*:[^{}]*\{")  # "%*s", "{:>{}}": the width is a value
 
 
@@ -124,7 +127,11 @@ class _Template(jinja2.Template):
 
 class SandboxedEnvironment(ImmutableSandboxedEnvironment):
     """A sandbox: templates see only what they are given, and no attribute that starts with `_`,
-    so `cycler.__init__.__globals__` (the route to os.environ, files and commands) is closed."""
+    so `cycler.__init__.__globals__` (the route to os.environ, files and commands) is closed.
+
+    Nor pydantic's own API on the models a template is given (`_MODEL_API`): a template reads a
+    model's fields and our properties, never `parse_file` (which reads any file, and unpickles
+    one when asked), `model_validate` and the like."""
 
     template_class = _Template
     # `"x" * 10**10`, `2 ** 10**8` or `"%300000000s" % x` would exhaust memory or time before any output
@@ -140,6 +147,12 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
                 if isinstance(seq, str | list | tuple) and isinstance(times, int) and len(seq) * times > _MAX_REPEAT:
                     raise SecurityError(f"a repetition longer than {_MAX_REPEAT} items is not allowed in a template")
         return super().call_binop(context, operator, left, right)
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        model = obj if isinstance(obj, type) else type(obj)
+        if attr in _MODEL_API and issubclass(model, BaseModel) and attr not in model.model_fields:
+            return False
+        return bool(super().is_safe_attribute(obj, attr, value))
 
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
         method = getattr(__obj, "__wrapped__", __obj)  # jinja wraps str.format for its own checks

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -75,6 +76,10 @@ CASES = [
     Hostile("format-filter-width", '{{ "%*s"|format(10**9, "x") }}', "a width of 1,000,000 characters or more"),
     Hostile("percent-star-width", '{{ "%*s" % (10**9, "x") }}', "a width of 1,000,000 characters or more"),
     Hostile("nested-format-width", '{{ "{:>{}}".format("x", 10**9) }}', "a width of 1,000,000 characters or more"),
+    # pydantic's API on the models a template is given: parse_file reads (and unpickles) any file
+    Hostile("pydantic-parse-file", "{{ plan.parse_file('/etc/hostname') }}", "attribute 'parse_file' of 'Plan'"),
+    Hostile("pydantic-validate", "{{ plan.model_validate_json('{}') }}", "attribute 'model_validate_json'"),
+    Hostile("pydantic-through-a-filter", "{{ (plan|attr('parse_raw'))('{}') }}", "attribute 'parse_raw'"),
     # nested past what the parser or Python's compiler takes: still the template's failure, named
     Hostile("parentheses-3000-deep", "{{" + "(" * 3000 + "1" + ")" * 3000 + "}}", "templates/plan.md.j2 cannot be"),
     Hostile(
@@ -143,6 +148,26 @@ def test_a_hostile_leaderboard_template_is_refused_the_same_way(repo: Path, monk
             title="t", benchmark_key="b", spec_path="s", rows=[], rank_by="pass_at_1", scope="workspace", repo_root=repo
         )
     assert raised.value.message.startswith("template templates/leaderboard.md.j2:2 cannot be rendered")
+
+
+class _Planted:
+    """A pickle that creates a file when it is loaded: what `parse_file(..., allow_pickle=True)` would run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[str, str]]:
+        return (open, (str(self.path), "w"))
+
+
+def test_a_template_cannot_unpickle_a_file_through_a_models_api(repo: Path, tmp_path: Path) -> None:
+    planted, ran = repo / "templates" / "data.pkl", tmp_path / "ran"
+    planted.write_bytes(pickle.dumps(_Planted(ran)))
+    call = f"{{{{ plan.parse_file('{planted}', proto='pickle', allow_pickle=True) }}}}"
+    (repo / "templates" / "plan.md.j2").write_text(call)
+    with pytest.raises(ConfigError, match="access to attribute 'parse_file' of 'Plan' object is unsafe"):
+        render_plan(empty_plan(), repo_root=repo)
+    assert not ran.exists()
 
 
 def test_a_repository_template_that_plays_by_the_rules_still_renders(repo: Path) -> None:
