@@ -22,11 +22,22 @@ class CommitResult:
     ignored: tuple[str, ...] = ()  # generated files .gitignore keeps out of git: left uncommitted, said so
 
 
+# every path given to git is a file name, never a pattern: `git status -- '*'` (an output named
+# `*`, or `leaderboards/*.md`) would otherwise take in, and commit, every file it matches
+LITERAL_PATHS = {"GIT_LITERAL_PATHSPECS": "1"}
+
+
+def literal_paths(repo: Any) -> Any:
+    """`repo` (a git.Repo) with every command it runs reading paths literally (LITERAL_PATHS)."""
+    repo.git.update_environment(**LITERAL_PATHS)
+    return repo
+
+
 def _repo(root: Path):  # type: ignore[no-untyped-def]
     import git
 
     try:
-        return git.Repo(root, search_parent_directories=False)
+        return literal_paths(git.Repo(root, search_parent_directories=False))
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         pass
     try:
@@ -136,7 +147,7 @@ def last_change(root: Path, path: str, upto: str) -> str | None:
     import git
 
     try:  # the project may be a folder of the repository: search upwards, as review does
-        repo = git.Repo(root, search_parent_directories=True)
+        repo = literal_paths(git.Repo(root, search_parent_directories=True))
         found: str = repo.git.log("-1", "--first-parent", "--format=%H", upto, "--", path)
     except (git.GitCommandError, git.InvalidGitRepositoryError, git.NoSuchPathError):
         return None
@@ -149,7 +160,7 @@ def ignored_paths(root: Path, paths: Sequence[str]) -> list[str]:
     # --stdin -z: names in and out verbatim (git quotes a non-ASCII name in its plain output)
     done = subprocess.run(
         ["git", "check-ignore", "--stdin", "-z"],
-        cwd=_repo(root).working_tree_dir,
+        cwd=_repo(root).working_tree_dir,  # names, not patterns: check-ignore refuses LITERAL_PATHS
         input="\0".join(paths).encode(),
         capture_output=True,
         check=False,

@@ -55,3 +55,20 @@ def test_an_ignored_name_git_would_quote_is_reported_as_ignored(repo: Path) -> N
     (repo / ".gitignore").write_text("leaderboards/résultats.md\n")
     (repo / "leaderboards" / "résultats.md").write_text("board\n")
     assert ignored_paths(repo, ["leaderboards/résultats.md"]) == ["leaderboards/résultats.md"]
+
+
+@pytest.mark.parametrize("name", ["*", "leaderboards/*.md", "leaderboards/[ab].md", ":(glob)**", ":/README.md"])
+def test_a_name_git_would_read_as_a_pattern_commits_that_file_alone(repo: Path, name: str) -> None:
+    """Another file the pattern would match (an untracked note, an edit of the user's) stays out."""
+    (repo / "README.md").write_text("the user's uncommitted edit\n")
+    for other in ("leaderboards/a.md", "notes.txt", ".env"):
+        (repo / other).write_text("not reconciler's\n")
+    target = repo / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("board\n")
+    assert changed_paths(repo, [name]) == [name]
+    done = commit_paths(repo, [name], "m", author_name="r", author_email="r@x")
+    assert done.paths == (name,)
+    committed = [n for n in git(repo, "ls-tree", "-r", "-z", "--name-only", "HEAD").split("\0") if n]
+    assert sorted(committed) == sorted(["README.md", name])
+    assert git(repo, "show", "HEAD:README.md") == "x\n"
