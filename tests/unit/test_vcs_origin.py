@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from reconciler.vcs.origin import github_identity, parse_github_remote
+from reconciler.vcs import origin
+from reconciler.vcs.origin import github_identity, parse_github_remote, ssh_hostname
 
 
 @pytest.mark.parametrize(
@@ -40,6 +43,73 @@ def test_parse_github_remote(url: str, identity: str | None) -> None:
     assert parse_github_remote(url) == identity
 
 
+def test_the_ssh_over_443_host_is_github() -> None:
+    assert parse_github_remote("ssh://git@ssh.github.com:443/acme/evals.git") == "acme/evals"
+
+
+def test_the_www_host_is_github() -> None:
+    assert parse_github_remote("https://www.github.com/Acme/Evals") == "acme/evals"
+
+
+def test_an_ssh_alias_counts_when_its_host_resolves_to_github() -> None:
+    aliases = {"github-work": "github.com"}
+    assert parse_github_remote("git@github-work:acme/evals.git", resolve_host=aliases.get) == "acme/evals"
+    assert parse_github_remote("ssh://git@github-work/acme/evals", resolve_host=aliases.get) == "acme/evals"
+
+
+def test_an_ssh_alias_is_none_without_a_resolver_or_when_it_resolves_to_nothing() -> None:
+    assert parse_github_remote("git@github-work:acme/evals.git") is None
+    assert parse_github_remote("git@github-work:acme/evals.git", resolve_host=lambda host: None) is None
+
+
+def test_a_gitlab_host_is_github_only_if_ssh_says_so() -> None:
+    asked: list[str] = []
+
+    def resolve(host: str) -> str | None:
+        asked.append(host)
+        return host
+
+    assert parse_github_remote("git@gitlab.com:acme/evals.git", resolve_host=resolve) is None
+    assert parse_github_remote("https://gitlab.com/acme/evals", resolve_host=resolve) is None  # https: ssh not asked
+    assert asked == ["gitlab.com"]
+    assert parse_github_remote("git@gitlab.com:acme/evals.git", resolve_host=lambda host: "github.com") == "acme/evals"
+
+
+def test_a_github_host_is_never_resolved() -> None:
+    def resolve(host: str) -> str | None:
+        raise AssertionError(f"resolved {host}")
+
+    assert parse_github_remote("git@github.com:acme/evals.git", resolve_host=resolve) == "acme/evals"
+
+
+@pytest.mark.skipif(shutil.which("ssh") is None, reason="no ssh executable")
+def test_ssh_hostname_reads_an_alias_from_the_ssh_config(tmp_path: Path) -> None:
+    # ssh finds ~/.ssh/config through the password database, not $HOME, so the test names the file with -F
+    config = tmp_path / "ssh_config"
+    config.write_text("Host github-work\n  HostName github.com\n")
+    resolve = partial(ssh_hostname, config_file=config)
+    assert resolve("github-work") == "github.com"
+    assert parse_github_remote("git@github-work:acme/evals.git", resolve_host=resolve) == "acme/evals"
+
+
+def test_ssh_hostname_never_passes_an_option_to_ssh() -> None:
+    assert ssh_hostname("-oProxyCommand=touch pwned") is None
+
+
+def test_ssh_hostname_is_none_without_an_ssh_executable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    assert ssh_hostname("github-work") is None
+
+
+def test_ssh_hostname_is_none_when_ssh_hangs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "ssh").write_text("#!/bin/sh\nexec sleep 10\n")
+    (tmp_path / "bin" / "ssh").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.setattr(origin, "_SSH_TIMEOUT", 0.2)
+    assert ssh_hostname("github-work") is None
+
+
 def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
@@ -58,6 +128,12 @@ def test_github_identity_reads_an_https_origin(tmp_path: Path) -> None:
 
 def test_github_identity_reads_an_ssh_origin(tmp_path: Path) -> None:
     assert github_identity(repo(tmp_path / "r", "git@github.com:acme/evals.git")) == "acme/evals"
+
+
+def test_github_identity_resolves_an_ssh_alias_through_ssh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = repo(tmp_path / "r", "git@github-work:acme/evals.git")
+    monkeypatch.setattr(origin, "ssh_hostname", {"github-work": "github.com"}.get)
+    assert github_identity(root) == "acme/evals"
 
 
 def test_github_identity_works_from_a_subdirectory(tmp_path: Path) -> None:
