@@ -10,22 +10,41 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .errors import ConfigError
 from .osmosis.asgi_transport import AsgiTransport
 from .osmosis.client import OsmosisClient
 from .osmosis.connect import connect as connect_client
 from .osmosis.connect import local_database
 from .osmosis.retry import RetryPolicy
 from .osmosis.transport import Transport
+from .safe_paths import writable_path
 
 
 def local_transport(root: Path) -> Transport:
-    """The project's in-process local platform, created on first use."""
+    """The project's in-process local platform, created on first use.
+
+    Its database is a file of the repository like any other reconciler writes (the one rule,
+    safe_paths.writable_path): never written through a symlink (a committed `.osmosis` link
+    would put it, and SQLite's `-wal` and `-shm` files beside it, anywhere), and a file there
+    that is no database is a clear error naming it."""
     # imported here: the local platform (starlette, sqlite, templates) loads only when it is used
+    import sqlite3
+
     from .localplatform.app import create_app
 
     database = local_database(root)
-    database.parent.mkdir(parents=True, exist_ok=True)
-    return AsgiTransport(create_app(database))
+    rel = database.relative_to(root).as_posix()
+    for name in (rel, f"{rel}-wal", f"{rel}-shm", f"{rel}-journal"):
+        writable_path(root, name)
+    database.parent.mkdir(exist_ok=True)
+    writable_path(root, rel)  # the folder just made: still no link
+    try:
+        return AsgiTransport(create_app(database))
+    except sqlite3.DatabaseError as exc:  # not a database, or not one SQLite can open
+        raise ConfigError(
+            f"{rel} is not a local platform database SQLite can open ({exc})",
+            hint=f"move {rel} out of the way: the local platform starts a fresh one there",
+        ) from None
 
 
 def connect(
