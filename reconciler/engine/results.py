@@ -16,7 +16,7 @@ Also where a run came from: `SpecRecord.commit`, the commit whose push submitted
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..core.run_results import (
@@ -201,20 +201,59 @@ async def collect_results(session: RepoSession, observed: Observed, targets: Seq
     collector = _Collector(session, observed)
     runs = {r.id: r for r in observed.runs}
     specs = {d.spec.id: d.spec for d in session.desired.runs}
+    chosen = [
+        (spec_id, record, spec)
+        for spec_id, record in sorted(session.state.specs.items())
+        if (spec := specs.get(spec_id)) is not None and (not targets or spec_id in targets)
+    ]
+    confirmed = await _confirmed(session, observed, chosen, runs)
     out = []
-    for spec_id, record in sorted(session.state.specs.items()):
-        spec = specs.get(spec_id)
-        if spec is None or (targets and spec_id not in targets):
-            continue
+    for spec_id, record, spec in chosen:
         gone = record.replaced
         if gone is not None:
-            before = runs.get(gone.run_id)
+            before = runs.get(gone.run_id) if confirmed(gone.run_id, spec_id) else None
             if before is not None:
                 report = await collector.report(spec, before, gone.commit)
                 out.append(report.model_copy(update={"superseded_by": record.run_name}))
             if before is None or before.terminal:
-                session.state.specs[spec_id] = record.model_copy(update={"replaced": None})
+                session.state.specs[spec_id] = record = record.model_copy(update={"replaced": None})
+        if record.run_id in runs and not confirmed(record.run_id, spec_id):
+            # the state file named a run that is not this spec's (edited by hand): forget the record
+            # (a cache: the next plan restores it from the markers), and report nothing of that run
+            del session.state.specs[spec_id]
+            continue
         run = runs.get(record.run_id)
         if run is not None:
             out.append(await collector.report(spec, run, record.commit))
     return out
+
+
+async def _confirmed(
+    session: RepoSession,
+    observed: Observed,
+    chosen: Sequence[tuple[str, SpecRecord, RunSpec]],
+    runs: Mapping[str, ObservedRun],
+) -> Callable[[str, str], bool]:
+    """Whether a run the state file names for a spec is that spec's, as the platform says to this
+    process (RepoSession.ours_now), for every run whose report goes to a commit (a pull request's
+    comment and status; its results are downloaded): a record edited by hand must not publish,
+    or fetch, another's results as this repository's. A report without a commit (the job summary
+    only) takes the plan's word, as the plan did; reading each of those would cost one request
+    per spec on every job."""
+    wanted = [
+        entry.run_id
+        for _, record, _ in chosen
+        for entry in (record, record.replaced)
+        if entry is not None and entry.commit is not None and entry.run_id in runs
+    ]
+    ours = await session.ours_now(observed, wanted)
+    asked = set(wanted)
+    moved = session.state.moved
+
+    def confirmed(run_id: str, spec_id: str) -> bool:
+        if run_id not in asked:
+            return True
+        marker = ours.get(run_id)
+        return marker is not None and spec_id in (marker.spec_id, moved.get(run_id))
+
+    return confirmed

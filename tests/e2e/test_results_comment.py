@@ -434,3 +434,32 @@ def test_a_run_that_ended_before_a_later_merge_changed_its_spec_keeps_its_report
 
     assert "replaced" not in state(root)["specs"]["tb-smoke"]
     assert github.statuses(REPO, first) == final
+
+
+def test_a_state_record_naming_another_owners_run_reports_nothing_of_that_run(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    """The spec's record in the state file names a run another repository submitted (the state file
+    was edited, or shared with it): that run's results are neither downloaded nor posted to the
+    commit as this repository's."""
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    toml = root / "reconciler.toml"
+    ours, other = toml.read_text(), toml.read_text().replace('owner = "acme/evals"', 'owner = "acme/other"')
+    for config in (ours, other):  # each owner submits the spec once, and its run ends
+        toml.write_text(config)
+        assert cli(root, "apply", "--auto-approve").returncode == 0
+        assert cli(root, "wait").returncode == 0
+    toml.write_text(ours)
+    sha = git(root, "rev-parse", "HEAD")
+    edited = state(root)
+    theirs = edited["specs"]["tb-smoke"]  # the other owner's run: its apply saved the state last
+    theirs["commit"] = sha
+    (root / ".reconciler/state.json").write_text(json.dumps(edited))
+    github.merge(REPO, PR, sha)
+    done = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", sha, {"after": sha}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    posted = " ".join(str(c["body"]) for c in github.comments(REPO, PR))
+    assert theirs["run_name"] not in posted
+    downloaded = root / ".osmosis/benchmarks"
+    assert not downloaded.exists() or not [d for d in downloaded.iterdir() if d.name.startswith(theirs["run_name"])]
+    assert "tb-smoke" not in state(root)["specs"] or state(root)["specs"]["tb-smoke"]["run_id"] != theirs["run_id"]
