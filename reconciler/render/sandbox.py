@@ -1,14 +1,19 @@
 """Repository templates run in a sandbox: they are code from whoever can open a pull request.
 
 `SandboxedEnvironment` is jinja2's immutable sandbox (no attribute that starts with `_`, no
-mutation of what a template is given) with bounds on `*`, `**`, `%`, and on the widths a padding
-filter or string method may be asked for (`center`, `ljust`, `format`, ...); a render that runs
-longer than MAX_RENDER_SECONDS is stopped (on the main thread, where every render runs).
-`RepositoryLoader` reads only regular files under `templates/`, never through a symlink. Every
-failure of a template, from a syntax error or one nested too deeply to compile, to a refused
-attribute, is a ConfigError that names it and its line.
+mutation of what a template is given) with bounds on `*`, `**`, `%`, on what `~` and `+` join
+(MAX_OUTPUT_CHARS), and on the widths a padding filter or string method may be asked for
+(`center`, `ljust`, `format`, ...). A render is streamed and stopped as soon as its output passes
+MAX_OUTPUT_CHARS, or once it runs longer than MAX_RENDER_SECONDS (on the main thread, where every
+render runs). `RepositoryLoader` reads only regular files under `templates/`, never through a
+symlink. Every failure of a template, from a syntax error or one nested too deeply to compile, to a
+refused attribute, is a ConfigError that names it and its line.
 
-Not bounded: memory grown by joining strings in a loop (`s ~ s`), until the deadline stops it.
+Not bounded: one value made large in a single step other than `*`, `~` or `+`: a repeated list
+written out (`{{ [s] * 100000 }}`), the `join` filter, a string method (`s.replace("x", s)`); and
+output captured before it is written (a macro, a `{% set %}`, `{% filter %}` or `{% call %}`
+block, `self.name()`, an imported template) is assembled in full before it is counted. The deadline
+stops these only between steps, never inside one.
 """
 
 from __future__ import annotations
@@ -16,15 +21,17 @@ from __future__ import annotations
 import re
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jinja2
+from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.exceptions import SecurityError
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from markupsafe import soft_str
 from pydantic import BaseModel
 
 from ..errors import ConfigError
@@ -106,23 +113,62 @@ def _deadline(seconds: float) -> Iterator[None]:
 
 class _Template(jinja2.Template):
     def render(self, *args: Any, **kwargs: Any) -> str:
+        """The output, written piece by piece and counted as it is: a loop that would write
+        gigabytes stops one piece past MAX_OUTPUT_CHARS, not after it has written them all."""
         name = self.name or "template"
+        pieces: list[str] = []
+        size = 0
         try:
             with _deadline(MAX_RENDER_SECONDS):
-                text = super().render(*args, **kwargs)
+                stream = cast(Generator[str, None, None], self.generate(*args, **kwargs))
+                try:
+                    for piece in stream:
+                        size += len(piece)
+                        if size > MAX_OUTPUT_CHARS:
+                            break
+                        pieces.append(piece)
+                finally:
+                    stream.close()
         except Exception as exc:  # a template is code: whatever it raises (1/0, a self-include) is its failure
             raise _template_failure(name, self.filename, exc) from None
-        if len(text) > MAX_OUTPUT_CHARS:
+        if size > MAX_OUTPUT_CHARS:
             raise _template_failure(
                 name,
                 self.filename,
                 SecurityError(f"its output is over {MAX_OUTPUT_CHARS // 1_000_000} million characters"),
             )
+        text = "".join(pieces)
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise _template_failure(name, self.filename, exc) from None
         return text
+
+
+class _CodeGenerator(CodeGenerator):
+    """jinja2's code, with `a ~ b ~ c` joined by SandboxedEnvironment.join (a concatenation is no
+    binary operator that `intercepted_binops` could reach)."""
+
+    @optimizeconst
+    def visit_Concat(self, node: jinja2.nodes.Concat, frame: Frame) -> None:
+        if frame.eval_ctx.volatile:
+            join = "(markup_join if context.eval_ctx.volatile else str_join)"
+        elif frame.eval_ctx.autoescape:
+            join = "markup_join"
+        else:
+            join = "str_join"
+        self.write(f"environment.join({join}, (")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
+
+
+def _check_concatenation(size: int, unit: str) -> None:
+    if size > MAX_OUTPUT_CHARS:
+        raise SecurityError(
+            f"a concatenation longer than {MAX_OUTPUT_CHARS // 1_000_000} million {unit} is not allowed in a template"
+        )
 
 
 class SandboxedEnvironment(ImmutableSandboxedEnvironment):
@@ -134,10 +180,23 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
     one when asked), `model_validate` and the like."""
 
     template_class = _Template
-    # `"x" * 10**10`, `2 ** 10**8` or `"%300000000s" % x` would exhaust memory or time before any output
-    intercepted_binops = frozenset({"*", "**", "%"})
+    code_generator_class = _CodeGenerator
+    # `"x" * 10**10`, `2 ** 10**8` or `"%300000000s" % x` would exhaust memory or time before any
+    # output; `s + s` doubled in a few lines would exhaust memory
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
+
+    def join(self, join: Callable[[Any], str], values: tuple[Any, ...]) -> str:
+        """`a ~ b`: each value as text, refused before they are joined if together they are longer
+        than MAX_OUTPUT_CHARS (and after, if escaping grew them past it)."""
+        texts = [soft_str(v) for v in values]
+        _check_concatenation(sum(map(len, texts)), "characters")
+        joined = join(texts)
+        _check_concatenation(len(joined), "characters")
+        return joined
 
     def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
+        if operator == "+" and isinstance(left, str | list | tuple) and isinstance(right, str | list | tuple):
+            _check_concatenation(len(left) + len(right), "characters" if isinstance(left, str) else "items")
         if operator == "**" and isinstance(right, int) and abs(right) > _MAX_EXPONENT:
             raise SecurityError(f"an exponent above {_MAX_EXPONENT} is not allowed in a template")
         if operator == "%":
