@@ -8,9 +8,12 @@ it has never seen, once per machine, even though `plan` never writes the state f
   (the look-up reads those runs from the platform again). `foreign`: of those, the ones whose
   marker names another owner, and that owner (the others carry no marker at all), so that
   `reconciler runs` can say whose a run is without reading it again.
-- `ours`: the markers of our runs this machine has read (what `apply` would commit to the
-  state file), and `agents`: what our finished runs ran. The state file wins where both know
-  a run; a stop reads the marker from the platform again whatever either says (engine/apply.py).
+- `ours`: the markers of our runs this machine knows (what `apply` would commit to the state
+  file), and `agents`: what our finished runs ran. The state file wins where both know a run;
+  a stop reads the marker from the platform again whatever either says (engine/apply.py).
+- `confirmed`: of those, the runs whose marker this machine read from the platform itself, not
+  only from a state file (which anyone can edit): a live run the state file alone calls ours is
+  read once per machine before a plan waits on it (engine/observe.py).
 - `benchmarks`: the id of each benchmark ref the specs used, so a plan without a state file
   can start its reads before the specs are loaded (engine/observe.EarlyReads).
 
@@ -59,6 +62,7 @@ class MachineCache:
         agents: dict[str, object] | None = None,
         benchmarks: dict[str, str] | None = None,
         foreign: dict[str, str] | None = None,
+        confirmed: set[str] | None = None,
     ) -> None:
         self.path = path
         self.key = key
@@ -71,6 +75,7 @@ class MachineCache:
         self.agents = agents or {}
         self.benchmarks = benchmarks or {}  # benchmark ref -> id
         self.foreign = foreign or {}  # run id (in `not_ours`) -> the other owner its marker names
+        self.confirmed = confirmed or set()  # run ids in `ours` whose marker this machine read
         self._saved = self._snapshot()
 
     @classmethod
@@ -87,7 +92,9 @@ class MachineCache:
 
     def _snapshot(
         self,
-    ) -> tuple[int, int, dict[str, str], dict[str, str], dict[str, object], dict[str, str], dict[str, str]]:
+    ) -> tuple[
+        int, int, dict[str, str], dict[str, str], dict[str, object], dict[str, str], dict[str, str], frozenset[str]
+    ]:
         # `not_ours` grows to every run of the workspace that is not ours: a copy of it would
         # cost half a MiB at 10,000 runs, so its size and the sum of its hashes stand for it
         # (two different sets agreeing on both only skips a save: this file is a speed-up)
@@ -100,6 +107,7 @@ class MachineCache:
             dict(self.agents),
             dict(self.benchmarks),
             dict(self.foreign),
+            frozenset(self.confirmed),
         )
 
     def save(self) -> None:
@@ -114,6 +122,7 @@ class MachineCache:
             "agents": self.agents,
             "benchmarks": self.benchmarks,
             "foreign": {k: v for k, v in self.foreign.items() if k in self.not_ours},
+            "confirmed": sorted(self.confirmed & self.ours.keys()),
         }
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -133,7 +142,7 @@ class MachineCache:
         self._saved = self._snapshot()
 
 
-_Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object], dict[str, str], dict[str, str]]
+_Entries = tuple[set[str], dict[str, str], dict[str, str], dict[str, object], dict[str, str], dict[str, str], set[str]]
 
 
 def _read(path: Path, key: dict[str, str]) -> _Entries:
@@ -164,11 +173,13 @@ def _read(path: Path, key: dict[str, str]) -> _Entries:
     ids = (
         {k: v for k, v in known.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(known, dict) else {}
     )
-    return not_ours, _refs(legacy, not_ours.__contains__), mine, ran, ids, foreign
+    read = doc.get("confirmed")  # absent from a cache written before it: nothing confirmed yet
+    confirmed = {r for r in read if isinstance(r, str) and r in mine} if isinstance(read, list) else set()
+    return not_ours, _refs(legacy, not_ours.__contains__), mine, ran, ids, foreign, confirmed
 
 
 def _fresh() -> _Entries:
-    return set(), {}, {}, {}, {}, {}
+    return set(), {}, {}, {}, {}, {}, set()
 
 
 def _refs(value: object, keep: Callable[[str], bool]) -> dict[str, str]:

@@ -187,6 +187,7 @@ class Ownership:
     def remember(self) -> None:
         """Keep what this process learned for the next one on this machine (engine/machine_cache.py)."""
         self.machine.ours = {run_id: m.ref for run_id, m in self.state.markers.items() if m.owner == self.owner}
+        self.machine.confirmed = (self.machine.confirmed | self.verified) & self.machine.ours.keys()
         self.machine.agents = {
             run_id: ran.model_dump(mode="json")
             for run_id, ran in self.state.run_agents.items()
@@ -197,6 +198,11 @@ class Ownership:
 
     def ours(self, run_id: str) -> Marker | None:
         return self.state.markers.get(run_id)
+
+    def claimed_only(self, run_id: str) -> bool:
+        """Whether a run is ours only on the word of the state file (or this machine's cache from
+        it): never read from the platform by this process, nor by this machine before."""
+        return run_id in self.state.markers and run_id not in self.verified and run_id not in self.machine.confirmed
 
     def marker_owner(self, run_id: str) -> tuple[str | None, str | None]:
         """(owner, spec id) of a run's marker as known here, for a run that needs no reading:
@@ -418,6 +424,10 @@ async def observe(
     # copy up to every run of the workspace (one listing, the usual case, is its own union)
     others = scans[0].others if len(scans) == 1 else set().union(*(scan.others for scan in scans)) - items.keys()
     unknown = [r for r in items if ownership.needs_reading(r, trust_cached=True)]
+    # a live run the state file alone calls ours decides a wait: an entry edited in for another's
+    # run would otherwise hold the spec's submit back forever (read once per machine; a finished
+    # run is read for its agents below, or trusted: every download and report confirms it first)
+    unknown += [r for r, item in items.items() if item.is_active and ownership.claimed_only(r)]
     agents_missing = [
         r
         for r, item in items.items()

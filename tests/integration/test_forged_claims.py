@@ -231,3 +231,46 @@ def test_under_a_shared_owner_the_repositorys_board_shows_only_runs_of_its_own_s
     text = (world.root / "leaderboards/tb.md").read_text()
     assert ours in text
     assert (other in text) is not shared
+
+
+def strangers_live_run(world: World) -> tuple[str, Marker]:
+    """A run of the smoke spec's config submitted by someone else, still running (no time passes)."""
+
+    async def submit() -> tuple[str, Marker]:
+        async with inprocess_client(world.app, "forged") as client:
+            smoke = world.session(client, State()).desired.runs[0]
+            run = await client.submit_run(smoke.spec.config.to_payload())
+            return run.id, Marker(owner=OWNER, spec_id=smoke.spec.id, fingerprint=smoke.fingerprint)
+
+    return asyncio.run(submit())
+
+
+def planned(world: World, state: State, machine: MachineCache | None = None) -> dict[str | None, ActionKind]:
+    async def go() -> dict[str | None, ActionKind]:
+        async with inprocess_client(world.app, "forged") as client:
+            session = world.session(client, state, machine)
+            p = plan(session.desired, await session.observe(), Policy())
+            return {a.spec_id: a.kind for a in p.actions if a.kind is not ActionKind.RENDER}
+
+    return asyncio.run(go())
+
+
+def test_a_live_stranger_run_the_state_file_claims_never_holds_back_the_specs_submit(world: World) -> None:
+    """Planned as a wait on the state file's word, the spec would never be submitted: the claim
+    of a live run is read from the platform before the plan waits on it."""
+    run_id, marker = strangers_live_run(world)
+    state = State()
+    state.markers[run_id] = marker
+    assert planned(world, state) == {"runs/smoke": ActionKind.SUBMIT}
+
+
+def test_the_same_claim_copied_into_this_machines_cache_is_read_all_the_same(world: World) -> None:
+    run_id, marker = strangers_live_run(world)
+    machine = MachineCache.open(platform="local", scope="forged", owner=OWNER)
+    machine.ours[run_id] = marker.ref  # as an earlier version copied every state-file marker there
+    machine.save()
+    state = State()
+    state.markers[run_id] = marker
+    assert planned(world, state, MachineCache.open(platform="local", scope="forged", owner=OWNER)) == {
+        "runs/smoke": ActionKind.SUBMIT
+    }
