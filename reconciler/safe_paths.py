@@ -45,12 +45,18 @@ def path_problem(rel: str) -> str | None:
         return f"{rel!r} leaves the repository ('..'); use a path inside it"
     if not parts:
         return "must name a file inside the repository"
-    # casefold: on case-insensitive file systems `.GIT/config` is `.git/config`
-    if any(p.casefold() == ".git" for p in parts):
+    if any(is_git_folder_name(p) for p in parts):
         return f"{rel!r} is inside .git; reconciler never writes there"
     if any(len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in parts):
         return f"a name in {rel[:40]!r}... is longer than {MAX_NAME_BYTES} bytes, more than a file system holds"
     return None
+
+
+def is_git_folder_name(name: str) -> bool:
+    """Whether git takes a folder of this name for a repository's own (its config, hooks), where
+    a written file runs code on the next git command. Compared by casefold: on case-insensitive
+    file systems `.GIT/config` is `.git/config`."""
+    return name.casefold() == ".git"
 
 
 def fold(name: str) -> str:

@@ -9,6 +9,8 @@ lowercased and de-duplicated, in the user's order.
     refused when the path                               reason (reported in files_failed)
     is empty, starts with `/`, holds `\\` or a NUL        outside the fixed run layout
     has an empty, `.` or `..` segment                    outside the fixed run layout
+    has a `.git` segment, in any case (git would run     outside the fixed run layout
+      the config or hooks written there)
     is not summary.csv, results.csv, logs.txt or         outside the fixed run layout
       artifacts/<a>/<b>[/...]
     belongs to a type that was not requested             type not requested
@@ -37,7 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..safe_paths import fold
+from ..safe_paths import fold, is_git_folder_name
 from .layout import TYPES, category
 
 OUTSIDE_LAYOUT = "Manifest path is outside the fixed run layout"
@@ -149,6 +151,8 @@ def layout_problem(path: str) -> str | None:
     segments = path.split("/")
     if any(s in ("", ".", "..") for s in segments):
         return f"{OUTSIDE_LAYOUT} (empty, '.' or '..' segment)."
+    if any(is_git_folder_name(s) for s in segments):
+        return f"{OUTSIDE_LAYOUT} ('.git' segment, which git would read as a repository's own folder)."
     if category(path) is None:
         return f"{OUTSIDE_LAYOUT}."
     return None

@@ -152,3 +152,12 @@ def test_a_symlink_that_appears_during_the_download_is_not_followed_out(tmp_path
     assert all("never writes through" in error for error in failed.values())
     assert list((tmp_path / "outside").iterdir()) == []
     assert sorted(p.name for p in (run_dir / "artifacts" / "r1").iterdir()) == ["a.txt"]
+
+
+def test_a_git_folder_in_a_manifest_is_reported_and_nothing_is_written_there(tmp_path: Path) -> None:
+    files = {"artifacts/f/.git/config": b"[core]\n\tfsmonitor = touch pwned\n", "artifacts/f/ok.txt": b"ok"}
+    report = download(FakePlatform(files), tmp_path)
+    failed = {f.path: f.error for f in report.files_failed}
+    assert list(failed) == ["artifacts/f/.git/config"] and "'.git' segment" in failed["artifacts/f/.git/config"]
+    run_dir = tmp_path / run_dir_name(RUN_NAME, RUN_ID)
+    assert sorted(p.name for p in (run_dir / "artifacts" / "f").iterdir()) == ["ok.txt"]

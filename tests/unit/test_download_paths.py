@@ -107,6 +107,19 @@ def test_paths_outside_the_fixed_layout_are_refused(tmp_path: Path, path: str) -
     assert reasons([(path, 1, None)], tmp_path)[path].startswith(OUTSIDE_LAYOUT)
 
 
+@pytest.mark.parametrize("path", ["artifacts/f/.git/config", "artifacts/f/.GIT/hooks/pre-commit", "artifacts/.Git/x"])
+def test_a_git_folder_segment_in_any_case_is_refused_as_such(tmp_path: Path, path: str) -> None:
+    """git reads `<folder>/.git/config` as a repository's own: its core.fsmonitor runs code."""
+    assert reasons([(path, 1, None)], tmp_path) == {
+        path: f"{OUTSIDE_LAYOUT} ('.git' segment, which git would read as a repository's own folder)."
+    }
+
+
+def test_a_file_named_git_is_refused_too(tmp_path: Path) -> None:
+    """A `.git` file (`gitdir: <elsewhere>`) would make its folder a work tree of another repository."""
+    assert "'.git' segment" in reasons([("artifacts/f/.git", 1, None)], tmp_path)["artifacts/f/.git"]
+
+
 def test_a_type_that_was_not_requested_is_refused(tmp_path: Path) -> None:
     found = reasons([("logs.txt", 1, None), ("summary.csv", 1, None)], tmp_path, ("summary",))
     assert found == {"logs.txt": f"{NOT_REQUESTED} (logs was not requested)."}
