@@ -9,10 +9,12 @@ Lose it and the next plan rebuilds everything from the markers on the platform.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -24,15 +26,51 @@ from pydantic import (
     field_validator,
     model_serializer,
 )
+from pydantic_core import PydanticCustomError
 
 from .. import json_text
 from ..core.identity import Marker
 from ..core.world import RunAgents
 from ..errors import ConfigError
 from ..files import read_regular, write_if_changed
+from ..specs.visible import visible
 
 STATE_VERSION = 1
 MAX_STATE_BYTES = 256 * 1024 * 1024  # 100,000 runs and their specs take about 30 MiB
+# The platform contract bounds no run or benchmark id (they travel percent-encoded in URL paths
+# and query strings); the local platform hands out UUIDs (36 characters) and benchmark refs are
+# keys or names. 256 is generous for all of them yet keeps every request line far below what
+# servers and proxies take: a 100,000-character id came back as a bare HTTP 400 naming no file.
+MAX_ID_LENGTH = 256
+# C0 and C1 controls, and UTF-16 surrogates (a lone one cannot even be encoded for a URL)
+_UNSENDABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_SHOWN_PART = 60  # characters of one key shown in an error's field path
+
+
+def _sendable(value: str) -> str:
+    """An id the state file hands to the platform, in a URL path or query string: refused when
+    no request could carry it, so a hand-edited file is one error naming its field, not an
+    internal error or a platform's 400 on every plan."""
+    if len(value) > MAX_ID_LENGTH:
+        raise PydanticCustomError(
+            "platform_id_length",
+            "an id sent to the platform has at most {limit} characters, not {length}",
+            {"limit": MAX_ID_LENGTH, "length": len(value)},
+        )
+    bad = _UNSENDABLE.search(value)
+    if bad is not None:
+        code = ord(bad.group())
+        kind = "a lone surrogate" if 0xD800 <= code <= 0xDFFF else "the control character"
+        raise PydanticCustomError(
+            "platform_id_character",
+            "an id sent to the platform cannot hold {kind} U+{code}",
+            {"kind": kind, "code": f"{code:04X}"},
+        )
+    return value
+
+
+PlatformId = Annotated[str, AfterValidator(_sendable)]
+"""A run or benchmark id (or benchmark ref) that a command sends to the platform."""
 
 
 class Replaced(BaseModel):
@@ -41,7 +79,7 @@ class Replaced(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    run_id: str
+    run_id: PlatformId
     run_name: str
     commit: str  # the commit whose push submitted it
 
@@ -49,10 +87,10 @@ class Replaced(BaseModel):
 class SpecRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    run_id: str
+    run_id: PlatformId
     run_name: str
     fingerprint: str
-    benchmark_id: str | None = None
+    benchmark_id: PlatformId | None = None
     # the commit (GITHUB_SHA) whose push submitted this run; its pull request gets the results comment
     commit: str | None = None
     replaced: Replaced | None = None
@@ -73,7 +111,7 @@ class Intent(BaseModel):
 
     spec_id: str
     fingerprint: str
-    benchmark_id: str | None = None
+    benchmark_id: PlatformId | None = None
 
 
 _ENTRIES: dict[str, TypeAdapter[Any]] = {
@@ -95,7 +133,8 @@ class State(BaseModel):
     run_agents: dict[str, RunAgents] = Field(default_factory=dict)
     # run id -> the spec id it now belongs to, after its spec file was renamed with the config unchanged
     moved: dict[str, str] = Field(default_factory=dict)
-    benchmark_ids: dict[str, str] = Field(default_factory=dict)  # spec ref -> benchmark id
+    # spec ref -> benchmark id; both are sent to the platform (engine.observe.EarlyReads)
+    benchmark_ids: dict[PlatformId, PlatformId] = Field(default_factory=dict)
     rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> leaderboard digest
     # generated file -> digest of the bytes last written, so a custom template's output is still ours to rewrite
     generated: dict[str, str] = Field(default_factory=dict)
@@ -162,11 +201,20 @@ def _where(exc: Exception) -> str:
         return f"line {exc.lineno} column {exc.colno}: {exc.msg}"
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        field = ".".join(_shown_part(p) for p in first["loc"]) or "(top level)"
         return f"{field}: {first['msg']}" + (f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else "")
     if isinstance(exc, RecursionError):  # from validating the model; the JSON reader says its own
         return "nested too deeply to read"
     return str(exc)
+
+
+def _shown_part(part: str | int) -> str:
+    """One step of a field path as a terminal can show it: a key of the file may be garbled
+    (escapes, a lone surrogate, 100,000 characters), and the error still names where it is."""
+    text = str(part)
+    if len(text) > _SHOWN_PART:
+        text = text[:_SHOWN_PART] + "..."
+    return visible(text).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def dump_state(state: State) -> str:
