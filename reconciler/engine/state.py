@@ -176,12 +176,27 @@ def load_state(path: Path) -> State:
 def state_from_text(text: str, path: Path) -> State:
     """The state file's text (`path` names it in errors) as a State; ConfigError when it is none."""
     try:
-        state = State.model_validate(json_text.loads(text))
+        data = json_text.loads(text)
+    except ValueError as exc:
+        raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None
+    # the version first: a newer reconciler's file may hold keys this one does not know, and
+    # deleting it (the remedy for a garbled file) would lose the records that version keeps
+    version = data.get("version") if isinstance(data, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version != STATE_VERSION:
+        raise ConfigError(
+            f"state file {path} has version {version}; this reconciler reads {STATE_VERSION}",
+            hint=_NEWER_HINT if version > STATE_VERSION else None,
+        )
+    try:
+        return State.model_validate(data)
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None
-    if state.version != STATE_VERSION:
-        raise ConfigError(f"state file {path} has version {state.version}; this reconciler reads {STATE_VERSION}")
-    return state
+
+
+_NEWER_HINT = (
+    "a newer reconciler wrote it: upgrade reconciler to read it, and keep the file"
+    " (it holds records this version does not know)"
+)
 
 
 def _remedy(path: Path) -> str:

@@ -1,5 +1,5 @@
-"""What the state file may hold: an id that a command would send to the platform is refused when
-no request could carry it."""
+"""What the state file may hold: a newer version is named as one, never called garbled, and an id
+that a command would send to the platform is refused when no request could carry it."""
 
 from __future__ import annotations
 
@@ -23,6 +23,25 @@ def refusal(tmp_path: Path, doc: dict[str, Any]) -> ConfigError:
     with pytest.raises(ConfigError) as refused:
         load_state(path)
     return refused.value
+
+
+# --- the version ------------------------------------------------------------------------------
+
+
+def test_a_newer_state_file_with_a_key_unknown_here_is_reported_by_its_version(tmp_path: Path) -> None:
+    error = refusal(tmp_path, {"version": 2, "new_thing": {}})
+    assert error.message == f"state file {tmp_path / 'state.json'} has version 2; this reconciler reads 1"
+
+
+def test_a_newer_state_file_asks_for_an_upgrade_and_never_to_be_deleted(tmp_path: Path) -> None:
+    error = refusal(tmp_path, {"version": 2, "new_thing": {}})
+    assert error.hint is not None and "upgrade reconciler" in error.hint
+    assert "delete" not in error.hint
+
+
+def test_an_older_state_file_with_a_key_unknown_here_is_reported_by_its_version(tmp_path: Path) -> None:
+    error = refusal(tmp_path, {"version": 0, "old_thing": {}})
+    assert "has version 0; this reconciler reads 1" in error.message and "unreadable" not in error.message
 
 
 # --- ids sent to the platform --------------------------------------------------------------------
