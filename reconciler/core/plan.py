@@ -454,13 +454,17 @@ class _Planner:
             "run_name": old.name if old else None,
             "previous_fingerprint": old.marker.fingerprint if old and old.marker else None,
         }
-        if (spec.id, fp) in self.observed.legacy:
+        # a --replace asks to pay for this config again: the run may be another repository's
+        if (spec.id, fp) in self.observed.legacy and spec.id not in self.policy.replace:
             legacy = self.observed.legacy_owner
             return self._blocked(
                 base,
                 "legacy_owner",
-                f"a run of this exact config is marked with owner {legacy!r}, as earlier versions marked this"
-                f' repository\'s runs; set owner = "{legacy}" in reconciler.toml to manage it (or stop it)',
+                f"a run of this exact config is marked with owner {legacy!r}: the name earlier versions gave this"
+                " repository's runs, and the name every repository of this workspace without a GitHub origin or"
+                f" an owner still writes. If it is this repository's run and no such repository submits here, set"
+                f' owner = "{legacy}" in reconciler.toml to manage it; otherwise submit this config anew with'
+                f" `reconciler apply --replace {spec.id}`",
             )
         bench = self.observed.benchmarks.get(ref)
         if bench is None:

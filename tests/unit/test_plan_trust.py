@@ -212,6 +212,22 @@ def test_a_config_that_runs_under_the_owner_name_earlier_versions_wrote_is_not_s
     assert action.blocked_by == "legacy_owner" and 'owner = "shared"' in action.reason and not action.paid
 
 
+def test_the_earlier_owner_names_block_says_it_may_be_another_repositorys_and_how_to_submit_anyway() -> None:
+    """The workspace name is also what repositories without a GitHub origin or an owner write:
+    taking it as the owner is safe only without them, so the other way out is named too."""
+    d = spec(FULL)
+    world = observed(legacy_owner="shared", legacy=frozenset({("runs/a", d.fingerprint)}))
+    (action,) = plan(Desired(runs=(d,)), world).actions
+    assert "without a GitHub origin or an owner" in action.reason
+    assert "`reconciler apply --replace runs/a`" in action.reason
+
+
+def test_a_replace_submits_the_config_despite_a_run_under_the_earlier_owner_name() -> None:
+    d = spec(FULL)
+    world = observed(legacy_owner="shared", legacy=frozenset({("runs/a", d.fingerprint)}))
+    assert kinds(plan(Desired(runs=(d,)), world, Policy(replace=frozenset({"runs/a"})))) == ["submit"]
+
+
 def test_a_changed_config_is_submitted_despite_an_old_run_under_the_earlier_owner_name() -> None:
     d = spec(FULL)
     world = observed(legacy_owner="shared", legacy=frozenset({("runs/a", "0" * 16)}))
