@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import SpecError
 from ..files import NotRegularFile, TooLarge, read_regular
+from ..safe_paths import fold
 from . import rules
 from .board_paths import board_path_problems, board_write_problems
 from .diagnostics import Diagnostic, KeyPath, Severity, dotted
@@ -352,7 +353,7 @@ def load_specs(
     read the files it is given) whether the work tree as it is would take each file."""
     result = LoadResult()
     board_texts: dict[str, Document] = {}
-    ids: dict[str, str] = {}
+    ids: dict[str, tuple[str, str]] = {}  # folded id -> (where it is used, the id as written)
     # the text alone locates a key for the diagnostic below; keeping each parsed document
     # until every file is read would hold its TOML tree beside its model (about 1 MiB per
     # 1,000 specs at the peak of a plan)
@@ -390,29 +391,35 @@ def load_specs(
                 )
             )
             continue
-        if spec.id in ids:
+        # one id whatever its case or Unicode form: `runs/Café` and `runs/café` print alike, are one
+        # file on macOS and Windows, and `--target` could not tell them apart
+        if fold(spec.id) in ids:
             key: KeyPath = ("reconcile", "id") if spec.reconcile.id else ()
+            other, other_id = ids[fold(spec.id)]
+            alike = (
+                "" if other_id == spec.id else f" (as {other_id!r}: ids differing only in case or Unicode form are one)"
+            )
             result.diagnostics.append(
                 doc.at(
                     key,
                     "DUPLICATE_ID",
-                    f"spec id {spec.id!r} is also used by {ids[spec.id]}; give one a different [reconcile] id",
+                    f"spec id {spec.id!r} is also used by {other}{alike}; give one a different [reconcile] id",
                 )
             )
             continue
-        ids[spec.id] = display
+        ids[fold(spec.id)] = (display, spec.id)
         run_texts[spec.id] = Document(doc.path, {}, doc.text)
         result.run_specs.append(spec)
         result.diagnostics += _lookalike(doc, spec.id, ("reconcile", "id") if spec.reconcile.id else ())
     # one namespace for `--target` and the state file: a run spec may not take a benchmark spec's id
-    taken = {b.id: b.path for b in result.benchmark_specs}
-    for spec in [s for s in result.run_specs if s.id in taken]:
+    taken = {fold(b.id): b.path for b in result.benchmark_specs}
+    for spec in [s for s in result.run_specs if fold(s.id) in taken]:
         result.run_specs.remove(spec)
         result.diagnostics.append(
             run_texts[spec.id].at(
                 ("reconcile", "id"),
                 "DUPLICATE_ID",
-                f"spec id {spec.id!r} is the id of the benchmark spec {taken[spec.id]}; give this run spec another [reconcile] id",
+                f"spec id {spec.id!r} is the id of the benchmark spec {taken[fold(spec.id)]}; give this run spec another [reconcile] id",
             )
         )
     if settings is not None:

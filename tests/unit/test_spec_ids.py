@@ -206,3 +206,21 @@ def test_a_spec_files_shown_path_is_the_one_relative_to_gives(root: str, parts: 
     except ValueError:
         expected = path.as_posix()
     assert _display(path, Path(root)) == expected
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [("café.toml", "cafe\u0301.toml"), ("Smoke.toml", "smoke.toml"), ("CON.toml", "con.toml")],
+    ids=["unicode-forms", "case", "reserved-name-case"],
+)
+def test_two_spec_files_whose_ids_differ_only_in_case_or_unicode_form_are_one_id(
+    tmp_path: Path, first: str, second: str
+) -> None:
+    """They print alike, are one file on macOS and Windows, and `--target` could not tell them
+    apart: the second is refused as a duplicate, and only one run is planned."""
+    write_spec(tmp_path, first)
+    write_spec(tmp_path, second)
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    (error,) = result.errors
+    assert error.code == "DUPLICATE_ID" and "differing only in case or Unicode form" in error.message
+    assert len(result.run_specs) == 1
