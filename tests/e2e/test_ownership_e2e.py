@@ -273,8 +273,10 @@ def test_a_marker_forged_in_the_state_file_never_stops_anothers_run_and_is_forgo
     state["markers"][theirs["id"]] = {"owner": "acme/two", "spec_id": "tb-smoke", "fingerprint": "0123456789abcdef"}
     state_path.write_text(json.dumps(state))
 
+    # the plan reads a live run only the state file calls ours before it plans on it: no stop is
+    # planned (were one saved in a plan, apply's own read before the stop would refuse it)
     done = cli(two, env, "apply", "--auto-approve", "--target", "tb-smoke", check=False)
-    assert done.returncode == 1 and "is not owned by this repository; not stopped" in done.stdout
+    assert done.returncode == 0 and "stop" not in done.stdout, done.stdout
     assert {r["status"] for r in runs_of(platform, workspace, "tb-smoke")} <= LIVE
     assert theirs["id"] not in json.loads(state_path.read_text())["markers"]
     assert cli(two, env, "plan", "--target", "tb-smoke", "--detailed-exitcode", check=False).returncode == 0
