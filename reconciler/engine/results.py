@@ -126,6 +126,12 @@ class _Collector:
         except OSError as exc:
             raise ResultsError(f"{path} could not be read ({exc.strerror})") from None
 
+    async def is_specs(self, run_id: str, spec_id: str) -> bool:
+        """Whether the platform says (to this process: RepoSession.ours_now) that the run is the
+        spec's: its marker names this owner and the spec, or the spec it was renamed to."""
+        marker = (await self.session.ours_now(self.observed, [run_id])).get(run_id)
+        return marker is not None and spec_id in (marker.spec_id, self.session.state.moved.get(run_id))
+
     async def rows(self, ref: str) -> list[Row]:
         if ref not in self.boards:
             detail = await self.session.client.get_benchmark(ref)
@@ -173,6 +179,8 @@ class _Collector:
             message = exc.message if isinstance(exc, ReconcilerError) else str(exc)
             return base.model_copy(update=update | {"problem": message})
         before = _previous(self.observed, self.observed.owner, spec.id, run)
+        if before is not None and commit is not None and not await self.is_specs(before.id, spec.id):
+            before = None  # compared with, and so downloaded, only once the platform says it is ours
         paired: Mapping[int, Comparison] = {}
         if before is not None:
             try:
@@ -246,14 +254,14 @@ async def _confirmed(
         for entry in (record, record.replaced)
         if entry is not None and entry.commit is not None and entry.run_id in runs
     ]
-    ours = await session.ours_now(observed, wanted)
+    ours = await session.ours_now(observed, wanted)  # read together, concurrently
     asked = set(wanted)
     moved = session.state.moved
 
     def confirmed(run_id: str, spec_id: str) -> bool:
         if run_id not in asked:
             return True
-        marker = ours.get(run_id)
+        marker = ours.get(run_id)  # the rule of _Collector.is_specs, on the reads made above
         return marker is not None and spec_id in (marker.spec_id, moved.get(run_id))
 
     return confirmed

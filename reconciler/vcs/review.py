@@ -24,7 +24,7 @@ from ..core.review import Review as Review  # built here; callers that run git i
 from ..specs.diagnostics import Diagnostic
 from ..specs.loader import discover, is_benchmark_document, parse_document
 from ..specs.models import default_spec_id
-from .commit import GitError, literal_paths
+from .commit import GitError
 
 RENAME_SIMILARITY = 0.5
 
@@ -142,7 +142,7 @@ def fetch_base_commit(root: Path, sha: str, *, depth: int = 50, rounds: int = 6)
     import git
 
     try:
-        repo = literal_paths(git.Repo(root, search_parent_directories=True))
+        repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(f"{root} is not in a git repository; the review needs one") from None
     try:
@@ -180,7 +180,7 @@ def review_changes(root: Path, base_ref: str, specs_dir: str = "specs") -> Revie
     import git
 
     try:
-        repo = literal_paths(git.Repo(root, search_parent_directories=True))
+        repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(f"{root} is not in a git repository; --base needs one") from None
     try:

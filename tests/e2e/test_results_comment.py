@@ -463,3 +463,32 @@ def test_a_state_record_naming_another_owners_run_reports_nothing_of_that_run(
     downloaded = root / ".osmosis/benchmarks"
     assert not downloaded.exists() or not [d for d in downloaded.iterdir() if d.name.startswith(theirs["run_name"])]
     assert "tb-smoke" not in state(root)["specs"] or state(root)["specs"]["tb-smoke"]["run_id"] != theirs["run_id"]
+
+
+def test_a_run_the_state_file_alone_claims_is_never_the_comparison_of_a_reported_run(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    """The earlier run a report compares with is downloaded for it: one that only an edited state
+    file calls this spec's (another owner's, with its agents filled in so no read is due) is not."""
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    toml = root / "reconciler.toml"
+    ours, other = toml.read_text(), toml.read_text().replace('owner = "acme/evals"', 'owner = "acme/other"')
+    names = []
+    for config in (other, ours):  # the other owner's run first (the earlier one), then ours
+        toml.write_text(config)
+        assert cli(root, "apply", "--auto-approve").returncode == 0
+        assert cli(root, "wait").returncode == 0
+        names.append(state(root)["specs"]["tb-smoke"])
+    theirs, mine = names
+    sha = git(root, "rev-parse", "HEAD")
+    edited = state(root)
+    edited["markers"][theirs["run_id"]] = dict(edited["markers"][mine["run_id"]])
+    edited["run_agents"][theirs["run_id"]] = {"selection": True, "agents": [["terminus-2", "x"]]}
+    edited["specs"]["tb-smoke"]["commit"] = sha
+    (root / ".reconciler/state.json").write_text(json.dumps(edited))
+    github.merge(REPO, PR, sha)
+    done = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", sha, {"after": sha}))
+    assert done.returncode == 0, done.stdout + done.stderr
+    posted = " ".join(str(c["body"]) for c in github.comments(REPO, PR))
+    assert mine["run_name"] in posted and theirs["run_name"] not in posted
+    assert not [d for d in (root / ".osmosis/benchmarks").iterdir() if d.name.startswith(theirs["run_name"])]
