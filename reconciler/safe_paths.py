@@ -74,6 +74,15 @@ def overlaps(rel: str, other: str) -> bool:
     return a[:n] == b[:n]
 
 
+def writable_database(root: Path, rel: str) -> Path:
+    """`writable_path` for a SQLite database and the files SQLite writes beside it (`-wal`,
+    `-shm`, `-journal`): a link planted at any of them would send the writes elsewhere."""
+    path = writable_path(root, rel)
+    for name in (f"{rel}-wal", f"{rel}-shm", f"{rel}-journal"):
+        writable_path(root, name)
+    return path
+
+
 def writable_path(root: Path, rel: str, *, directory: bool = False) -> Path:
     """The absolute path to write `rel` at, after the write-time checks; raises UnsafePathError.
 

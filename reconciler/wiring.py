@@ -17,7 +17,7 @@ from .osmosis.connect import connect as connect_client
 from .osmosis.connect import local_database
 from .osmosis.retry import RetryPolicy
 from .osmosis.transport import Transport
-from .safe_paths import writable_path
+from .safe_paths import writable_database
 
 
 def local_transport(root: Path) -> Transport:
@@ -34,10 +34,9 @@ def local_transport(root: Path) -> Transport:
 
     database = local_database(root)
     rel = database.relative_to(root).as_posix()
-    for name in (rel, f"{rel}-wal", f"{rel}-shm", f"{rel}-journal"):
-        writable_path(root, name)
+    writable_database(root, rel)
     database.parent.mkdir(exist_ok=True)
-    writable_path(root, rel)  # the folder just made: still no link
+    writable_database(root, rel)  # the folder just made: still no link
     try:
         return AsgiTransport(create_app(database))
     except sqlite3.DatabaseError as exc:  # not a database, or not one SQLite can open

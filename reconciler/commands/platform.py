@@ -7,6 +7,8 @@ import click
 from ..localplatform.defaults import DEFAULT_HOST, DEFAULT_PORT
 from ._params import SECONDS
 
+DEFAULT_DB = ".osmosis/local-platform.sqlite3"  # what `platform = "local"` uses in process too
+
 
 @click.group("platform")
 def command() -> None:
@@ -21,7 +23,7 @@ def command() -> None:
 @click.option(
     "--db",
     "db",
-    default=Path(".osmosis/local-platform.sqlite3"),
+    default=Path(DEFAULT_DB),
     show_default=True,
     type=click.Path(dir_okay=False, path_type=Path),
     help="The SQLite file that holds the platform's state.",
@@ -111,6 +113,10 @@ def serve(
         except ValueError:
             raise click.BadParameter("expected COUNT:SIZE, e.g. 2000:100000", param_hint="--bench-artifacts") from None
         bulk = (count, size)
+    if db == Path(DEFAULT_DB):  # not a path the user chose: a repository file, written by the rule of every other
+        from ..safe_paths import writable_database
+
+        writable_database(Path.cwd(), DEFAULT_DB)
     run_server(
         test_hooks=test_hooks,
         bench_artifacts=bulk,

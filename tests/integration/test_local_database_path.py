@@ -64,3 +64,14 @@ def test_the_cli_refuses_a_linked_osmosis_folder_with_exit_1_and_no_traceback(tm
     assert "refusing to write .osmosis/local-platform.sqlite3: .osmosis is a symlink" in done.stderr
     assert "Traceback" not in done.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_platform_serve_refuses_a_linked_osmosis_folder_for_its_default_database(tmp_path: Path) -> None:
+    outside, root = tmp_path / "outside", tmp_path / "repo"
+    outside.mkdir()
+    root.mkdir()
+    (root / ".osmosis").symlink_to(outside)
+    done = cli(root, "platform", "serve", "--port", "0")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "refusing to write .osmosis/local-platform.sqlite3: .osmosis is a symlink" in done.stderr
+    assert list(outside.iterdir()) == []
