@@ -9,11 +9,13 @@ render runs). `RepositoryLoader` reads only regular files under `templates/`, ne
 symlink. Every failure of a template, from a syntax error or one nested too deeply to compile, to a
 refused attribute, is a ConfigError that names it and its line.
 
-Not bounded: one value made large in a single step other than `*`, `~` or `+`: a repeated list
-written out (`{{ [s] * 100000 }}`), the `join` filter, a string method (`s.replace("x", s)`); and
-output captured before it is written (a macro, a `{% set %}`, `{% filter %}` or `{% call %}`
-block, `self.name()`, an imported template) is assembled in full before it is counted. The deadline
-stops these only between steps, never inside one.
+Every operator and method call returns at most MAX_OUTPUT_CHARS characters (or items), so text
+doubled step by step (`%`, `.format`, `.replace`) stops there too. Not bounded: one step that makes
+a huge value from values under the bound (`s.replace("x", s)`, a repeated list written out
+`{{ [s] * 100000 }}`, the `join` filter); and output captured before it is written (a macro, a
+`{% set %}`, `{% filter %}` or `{% call %}` block, `self.name()`, an imported template) is
+assembled in full before it is counted. The deadline stops these only between steps, never
+inside one.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill", "expandtabs"}
 _FORMAT_METHODS = frozenset({"format", "format_map"})
 _BIG_FORMAT_WIDTH = re.compile(r"\{[^{}]*:[^{}]*\d{7,}[^{}]*\}")  # "{:>1000000000}"
 # pydantic's own methods and attributes, on every model (a field of the same name stays readable)
-_MODEL_API = frozenset(name for name in dir(BaseModel) if not name.startswith("_"))
+# (reading a model as a dict or JSON text stays allowed: those only return its own values)
+_MODEL_API = frozenset(name for name in dir(BaseModel) if not name.startswith("_")) - {"model_dump", "model_dump_json"}
 _WIDTH_FROM_ARGS = re.compile(r"%[-#0 +]*\*|\{[^{}]*:[^{}]*\{")  # "%*s", "{:>{}}": the width is a value
 
 
@@ -164,6 +167,18 @@ class _CodeGenerator(CodeGenerator):
         self.write("))")
 
 
+def _bounded_result(value: Any) -> Any:
+    """What one operator or call made, refused when it is longer than a whole output may be: text
+    doubled step by step with `%`, `.format`, `.replace` or an escaping `+` grows only to the
+    bound's twice, never to gigabytes (the checks before the step stop what can be foreseen)."""
+    if isinstance(value, str | list | tuple) and len(value) > MAX_OUTPUT_CHARS:
+        unit = "characters" if isinstance(value, str) else "items"
+        raise SecurityError(
+            f"a value of over {MAX_OUTPUT_CHARS // 1_000_000} million {unit} is not allowed in a template"
+        )
+    return value
+
+
 def _check_concatenation(size: int, unit: str) -> None:
     if size > MAX_OUTPUT_CHARS:
         raise SecurityError(
@@ -205,7 +220,7 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
             for seq, times in ((left, right), (right, left)):
                 if isinstance(seq, str | list | tuple) and isinstance(times, int) and len(seq) * times > _MAX_REPEAT:
                     raise SecurityError(f"a repetition longer than {_MAX_REPEAT} items is not allowed in a template")
-        return super().call_binop(context, operator, left, right)
+        return _bounded_result(super().call_binop(context, operator, left, right))
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         model = obj if isinstance(obj, type) else type(obj)
@@ -218,7 +233,7 @@ class SandboxedEnvironment(ImmutableSandboxedEnvironment):
         name = getattr(method, "__name__", "")
         if isinstance(getattr(method, "__self__", None), str) and name in _PADDING_METHODS | _FORMAT_METHODS:
             _check_widths(method.__self__, args, kwargs, widths_in_args=name in _PADDING_METHODS)
-        return super().call(__context, __obj, *args, **kwargs)
+        return _bounded_result(super().call(__context, __obj, *args, **kwargs))
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -80,6 +80,19 @@ CASES = [
     Hostile("pydantic-parse-file", "{{ plan.parse_file('/etc/hostname') }}", "attribute 'parse_file' of 'Plan'"),
     Hostile("pydantic-validate", "{{ plan.model_validate_json('{}') }}", "attribute 'model_validate_json'"),
     Hostile("pydantic-through-a-filter", "{{ (plan|attr('parse_raw'))('{}') }}", "attribute 'parse_raw'"),
+    # text doubled step by step with an operator or a method: stopped once a step passes the bound
+    Hostile(
+        "doubling-with-percent",
+        "{% set ns = namespace(s='x' * 100000) %}{% for i in range(10) %}{% set ns.s = '%s%s' % (ns.s, ns.s) %}"
+        "{% endfor %}",
+        "a value of over 8 million characters",
+    ),
+    Hostile(
+        "doubling-with-format",
+        "{% set ns = namespace(s='x' * 100000) %}{% for i in range(10) %}{% set ns.s = '{}{}'.format(ns.s, ns.s) %}"
+        "{% endfor %}",
+        "a value of over 8 million characters",
+    ),
     # nested past what the parser or Python's compiler takes: still the template's failure, named
     Hostile("parentheses-3000-deep", "{{" + "(" * 3000 + "1" + ")" * 3000 + "}}", "templates/plan.md.j2 cannot be"),
     Hostile(
@@ -168,6 +181,11 @@ def test_a_template_cannot_unpickle_a_file_through_a_models_api(repo: Path, tmp_
     with pytest.raises(ConfigError, match="access to attribute 'parse_file' of 'Plan' object is unsafe"):
         render_plan(empty_plan(), repo_root=repo)
     assert not ran.exists()
+
+
+def test_a_template_may_read_a_model_as_a_dict(repo: Path) -> None:
+    (repo / "templates" / "plan.md.j2").write_text("{{ plan.model_dump()['owner'] }}")
+    assert render_plan(empty_plan(), repo_root=repo) == REPO
 
 
 def test_a_repository_template_that_plays_by_the_rules_still_renders(repo: Path) -> None:
