@@ -47,26 +47,32 @@ _UNSENDABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _SHOWN_PART = 60  # characters of one key shown in an error's field path
 
 
-def _sendable(value: str) -> str:
+def _sendable(value: str, info: ValidationInfo) -> str:
     """An id the state file hands to the platform, in a URL path or query string: refused when
     no request could carry it, so a hand-edited file is one error naming its field, not an
-    internal error or a platform's 400 on every plan."""
+    internal error or a platform's 400 on every plan. Only in what is read from a file
+    (`FROM_FILE`): an id the platform itself just answered is recorded whatever it is, since
+    failing after a paid submit would lose the record of that run."""
+    if not (info.context or {}).get(FROM_FILE):
+        return value
+    problem = _unsendable(value)
+    if problem is not None:
+        raise PydanticCustomError("platform_id", problem)
+    return value
+
+
+def _unsendable(value: str) -> str | None:
     if len(value) > MAX_ID_LENGTH:
-        raise PydanticCustomError(
-            "platform_id_length",
-            "an id sent to the platform has at most {limit} characters, not {length}",
-            {"limit": MAX_ID_LENGTH, "length": len(value)},
-        )
+        return f"an id sent to the platform has at most {MAX_ID_LENGTH} characters, not {len(value)}"
     bad = _UNSENDABLE.search(value)
     if bad is not None:
         code = ord(bad.group())
         kind = "a lone surrogate" if 0xD800 <= code <= 0xDFFF else "the control character"
-        raise PydanticCustomError(
-            "platform_id_character",
-            "an id sent to the platform cannot hold {kind} U+{code}",
-            {"kind": kind, "code": f"{code:04X}"},
-        )
-    return value
+        return f"an id sent to the platform cannot hold {kind} U+{code:04X}"
+    return None
+
+
+FROM_FILE = "from_file"  # the validation context of a state file's text (state_from_text)
 
 
 PlatformId = Annotated[str, AfterValidator(_sendable)]
@@ -133,8 +139,9 @@ class State(BaseModel):
     run_agents: dict[str, RunAgents] = Field(default_factory=dict)
     # run id -> the spec id it now belongs to, after its spec file was renamed with the config unchanged
     moved: dict[str, str] = Field(default_factory=dict)
-    # spec ref -> benchmark id; both are sent to the platform (engine.observe.EarlyReads)
-    benchmark_ids: dict[PlatformId, PlatformId] = Field(default_factory=dict)
+    # spec ref -> benchmark id; both are sent to the platform (engine.observe.EarlyReads): an entry
+    # no request could carry is dropped (asked again), as a spec's ref may be any length
+    benchmark_ids: dict[str, str] = Field(default_factory=dict)
     rendered: dict[str, str] = Field(default_factory=dict)  # benchmark spec id -> leaderboard digest
     # generated file -> digest of the bytes last written, so a custom template's output is still ours to rewrite
     generated: dict[str, str] = Field(default_factory=dict)
@@ -143,6 +150,17 @@ class State(BaseModel):
     # over (engine.adoption.adoption_entry); git's `adopt` is the truth, this only remembers that
     # the plan already showed the import, for that very run
     adopted: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("benchmark_ids", mode="before")
+    @classmethod
+    def _drop_unsendable_ids(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        return {
+            k: v
+            for k, v in value.items()
+            if not (isinstance(k, str) and isinstance(v, str)) or (_unsendable(k) is None and _unsendable(v) is None)
+        }
 
     @field_validator("markers", "run_agents", "moved", mode="before")
     @classmethod
@@ -188,7 +206,7 @@ def state_from_text(text: str, path: Path) -> State:
             hint=_NEWER_HINT if version > STATE_VERSION else None,
         )
     try:
-        return State.model_validate(data)
+        return State.model_validate(data, context={FROM_FILE: True})
     except (ValueError, RecursionError) as exc:
         raise ConfigError(f"state file {path} is unreadable: {_where(exc)}", hint=_remedy(path)) from None
 
