@@ -339,6 +339,24 @@ def discover(paths: Sequence[Path]) -> list[Path]:
     return sorted(found)
 
 
+def _same_id(ids: dict[str, tuple[str, str]], spec_id: str, where: str) -> str | None:
+    """Why `spec_id` (of the file at `where`) is an id already used, or None (and it is taken now).
+
+    Ids are compared as file names are on the file systems that compare case-blind and in one
+    Unicode form (safe_paths.fold): `runs/Café` and `runs/café` print alike, are one file on
+    macOS and Windows, and `--target` could not tell them apart."""
+    other = ids.setdefault(fold(spec_id), (where, spec_id))
+    if other == (where, spec_id):
+        return None
+    used_by, as_written = other
+    if as_written == spec_id:
+        return f"spec id {spec_id!r} is also used by {used_by}"
+    return (
+        f"spec id {spec_id!r} is also used by {used_by}, as {as_written!r}: some file systems take the two for one"
+        " name (they differ only in case, in Unicode form, or by a case folding such as ß and ss)"
+    )
+
+
 def load_specs(
     files: Iterable[Path],
     root: Path,
@@ -353,7 +371,8 @@ def load_specs(
     read the files it is given) whether the work tree as it is would take each file."""
     result = LoadResult()
     board_texts: dict[str, Document] = {}
-    ids: dict[str, tuple[str, str]] = {}  # folded id -> (where it is used, the id as written)
+    ids: dict[str, tuple[str, str]] = {}  # run specs: folded id -> (where it is used, the id as written)
+    bench_ids: dict[str, tuple[str, str]] = {}  # the same, of benchmark specs
     # the text alone locates a key for the diagnostic below; keeping each parsed document
     # until every file is read would hold its TOML tree beside its model (about 1 MiB per
     # 1,000 specs at the peak of a plan)
@@ -370,7 +389,9 @@ def load_specs(
         if is_benchmark_document(doc.data):
             bspec, diags = load_benchmark_spec(doc, spec_id)
             result.diagnostics += diags
-            if bspec is not None:
+            if bspec is not None and (clash := _same_id(bench_ids, bspec.id, display)) is not None:
+                result.diagnostics.append(doc.at((), "DUPLICATE_ID", clash))
+            elif bspec is not None:
                 result.benchmark_specs.append(bspec)
                 board_texts[bspec.id] = Document(doc.path, {}, doc.text)
                 result.diagnostics += _lookalike(doc, bspec.id, ())
@@ -391,23 +412,11 @@ def load_specs(
                 )
             )
             continue
-        # one id whatever its case or Unicode form: `runs/Café` and `runs/café` print alike, are one
-        # file on macOS and Windows, and `--target` could not tell them apart
-        if fold(spec.id) in ids:
+        clash = _same_id(ids, spec.id, display)
+        if clash is not None:
             key: KeyPath = ("reconcile", "id") if spec.reconcile.id else ()
-            other, other_id = ids[fold(spec.id)]
-            alike = (
-                "" if other_id == spec.id else f" (as {other_id!r}: ids differing only in case or Unicode form are one)"
-            )
-            result.diagnostics.append(
-                doc.at(
-                    key,
-                    "DUPLICATE_ID",
-                    f"spec id {spec.id!r} is also used by {other}{alike}; give one a different [reconcile] id",
-                )
-            )
+            result.diagnostics.append(doc.at(key, "DUPLICATE_ID", f"{clash}; give one a different [reconcile] id"))
             continue
-        ids[fold(spec.id)] = (display, spec.id)
         run_texts[spec.id] = Document(doc.path, {}, doc.text)
         result.run_specs.append(spec)
         result.diagnostics += _lookalike(doc, spec.id, ("reconcile", "id") if spec.reconcile.id else ())

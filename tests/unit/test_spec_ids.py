@@ -222,5 +222,15 @@ def test_two_spec_files_whose_ids_differ_only_in_case_or_unicode_form_are_one_id
     write_spec(tmp_path, second)
     result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
     (error,) = result.errors
-    assert error.code == "DUPLICATE_ID" and "differing only in case or Unicode form" in error.message
+    assert error.code == "DUPLICATE_ID" and "some file systems take the two for one name" in error.message
     assert len(result.run_specs) == 1
+
+
+def test_two_benchmark_specs_whose_ids_differ_only_in_case_are_one_id(tmp_path: Path) -> None:
+    folder = tmp_path / "specs" / "benchmarks"
+    folder.mkdir(parents=True)
+    for name in ("Tb.toml", "tb.toml"):
+        (folder / name).write_text('[benchmark]\nref = "terminal-bench-2-1"\n')
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    (error,) = result.errors
+    assert error.code == "DUPLICATE_ID" and len(result.benchmark_specs) == 1
