@@ -121,6 +121,12 @@ def blocker(adoption: Adoption, owner: str) -> str | None:
             f"adopt = {adoption.ref!r}: {adoption.run.name}'s config differs from the spec: {shown}"
             + (f"; and {more} more" if more > 0 else "")
             + "; make the spec match the run (`reconciler import` writes it) or drop `adopt`"
+            + (
+                " (this run's adoption, as an older reconciler recorded it, no longer counts on its own: make the"
+                " spec match the run once and apply, then edit it)"
+                if adoption.recorded_by_older
+                else ""
+            )
         )
     return None
 

@@ -102,6 +102,9 @@ class Adoption(_Value):
     differences: tuple[str, ...] = ()  # "field: run has X, spec has Y", empty when the configs match exactly
     fingerprint: str | None = None  # of the run's own submitted config
     recorded: bool = False  # the state file already records this run as the spec's
+    # the state file has an entry an older reconciler wrote for it (no config fingerprint): not
+    # enough on its own (engine.adoption.adoption_entry), but the block says how to go on
+    recorded_by_older: bool = False
 
 
 class Observed(_Value):

@@ -55,6 +55,7 @@ async def _adoption(client: OsmosisClient, d: DesiredRun, observed: Observed, st
         differences=tuple(adopt.differences(payload, adopt.comparable_payload(d.spec.config.to_payload()))),
         fingerprint=run_fingerprint,
         recorded=state.adopted.get(run.id) == adoption_entry(d.spec.id, run_fingerprint),
+        recorded_by_older=state.adopted.get(run.id) == d.spec.id,
     )
 
 

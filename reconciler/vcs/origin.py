@@ -80,8 +80,9 @@ def _is_github_host(host: str | None) -> bool:
 
 def ssh_hostname(host: str, config_file: Path | None = None) -> str | None:
     """The host SSH connects to for `host` after the user's SSH configuration (`HostName`),
-    from `ssh -G`, which only evaluates the configuration: no connection, no network. None if
-    ssh is missing, fails or takes over 5 s. `config_file` (`ssh -F`) replaces ~/.ssh/config,
+    from `ssh -G`, which evaluates the configuration and connects nowhere (though a `Match exec`
+    line runs its command, and `CanonicalizeHostname` asks DNS: hence the bound). None if ssh is
+    missing, fails or takes over 5 s. `config_file` (`ssh -F`) replaces ~/.ssh/config,
     for tests: ssh finds ~ from the password database, not $HOME."""
     if not _SSH_HOST.match(host):
         return None

@@ -111,3 +111,19 @@ def test_an_adopted_spec_edited_after_the_adoption_was_recorded_replaces_the_run
     )
     (action,) = plan(Desired(runs=(d,)), observed(unmarked(), adoptions={d.spec.id: adoption})).actions
     assert action.kind is ActionKind.REPLACE and action.run_id == "r9" and action.previous_fingerprint == "f" * 16
+
+
+def test_an_adoption_an_older_version_recorded_blocks_an_edited_spec_saying_how_to_go_on() -> None:
+    """Its record names no config fingerprint, so it proves nothing about the run: the spec is
+    blocked as any differing adopt is, and the reason says to match the run once, apply, then edit."""
+    d = spec(SMOKE, adopt="their-run")
+    adoption = Adoption(
+        spec_id=d.spec.id,
+        ref="their-run",
+        run=unmarked(),
+        differences=("agents[0].harness: run has 'codex', spec has 'opencode'",),
+        fingerprint="f" * 16,
+        recorded_by_older=True,
+    )
+    (action,) = plan(Desired(runs=(d,)), observed(unmarked(), adoptions={d.spec.id: adoption})).actions
+    assert action.kind is ActionKind.BLOCKED and "as an older reconciler recorded it" in action.reason
