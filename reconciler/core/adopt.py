@@ -80,17 +80,17 @@ def _without_nulls(value: Any) -> Any:
 def comparable_payload(config: Any) -> Any:
     """A submit payload in the one shape `RunConfig.to_payload` gives, so equal configs compare equal.
 
-    Dropped: the ownership marker, provided secret values, null fields and empty optional parts
+    Dropped: the ownership marker and commit, provided secret values, null fields and empty optional parts
     (a client that leaves them out submits the same config); every agent has an `env`.
     """
-    from .identity import OWNER_ENV, SPEC_ENV
+    from .identity import COMMIT_ENV, OWNER_ENV, SPEC_ENV
 
     if not isinstance(config, dict):
         return config
     out = _without_nulls(config)
     env = out.get("env_config")
     if isinstance(env, dict):
-        out["env_config"] = {k: v for k, v in env.items() if k not in (OWNER_ENV, SPEC_ENV)}
+        out["env_config"] = {k: v for k, v in env.items() if k not in (OWNER_ENV, SPEC_ENV, COMMIT_ENV)}
     secrets = out.get("secrets")
     if isinstance(secrets, dict) and "provided" in secrets:
         out["secrets"] = {**secrets, "provided": {}}

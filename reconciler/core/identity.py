@@ -27,6 +27,10 @@ from ..values import Value
 
 OWNER_ENV = "RECONCILER_OWNER"
 SPEC_ENV = "RECONCILER_SPEC"
+# the commit the submitting checkout stood on: not part of the marker (a run is ours and of its
+# config whatever commit sent it), but what tells a checkout that is behind from one that is not
+COMMIT_ENV = "RECONCILER_COMMIT"
+_COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # SHA-1, or SHA-256 object names
 RESERVED_ENV_PREFIX = MARKER_ENV_PREFIX
 FINGERPRINT_LENGTH = 16
 _FINGERPRINT = re.compile(r"[0-9a-f]{" + str(FINGERPRINT_LENGTH) + r"}")
@@ -61,14 +65,23 @@ def fingerprint(config: RunConfig) -> str:
     return digest[:FINGERPRINT_LENGTH]
 
 
-def marked_payload(config: RunConfig, marker: Marker) -> dict[str, Any]:
-    """The submit body with the ownership marker added to `env_config`."""
+def marked_payload(config: RunConfig, marker: Marker, commit: str | None = None) -> dict[str, Any]:
+    """The submit body with the ownership marker (and the submitting checkout's commit, when it
+    has one) added to `env_config`."""
     payload = config.to_payload()
     env = dict(payload.get("env_config", {}))
     env[OWNER_ENV] = marker.owner
     env[SPEC_ENV] = marker.ref
+    if commit is not None:
+        env[COMMIT_ENV] = commit
     payload["env_config"] = env
     return payload
+
+
+def read_commit(env: dict[str, Any] | None) -> str | None:
+    """The commit a run was submitted from (COMMIT_ENV), or None: not recorded, or malformed."""
+    value = env.get(COMMIT_ENV) if env else None
+    return value if isinstance(value, str) and _COMMIT.fullmatch(value) else None
 
 
 def read_marker(env: dict[str, Any] | None) -> Marker | None:

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.identity import Marker, claim_problem, marked_payload, stop_refusal
+from ..core.identity import Marker, claim_problem, marked_payload, read_commit, stop_refusal
 from ..core.plan import Action, ActionKind, Plan
 from ..core.world import ACTIVE, Observed
 from ..osmosis.errors import Conflict, PlatformError, SubmitOutcomeUnknown
+from ..osmosis.models import RunDetail
 from .observe import marker_of
 from .session import RepoSession
 from .state import Intent, SpecRecord
@@ -88,6 +90,7 @@ class Applier:
         self._asked_to_stop: set[str] = set()
         # run id -> created_at of the platform's submit answer: the order every plan will see
         self._created: dict[str, str] = {}
+        self._head: asyncio.Future[str | None] | None = None  # `_commit`
 
     async def run(self, plan: Plan) -> ApplyReport:
         for action in plan.actions:
@@ -165,6 +168,9 @@ class Applier:
             return ActionResult(
                 action=action, ok=True, message=f"{action.run_name} already {status}", run_id=action.run_id
             )
+        behind = await self._behind(detail)
+        if behind is not None:
+            return ActionResult(action=action, ok=False, message=f"{action.run_name} not stopped: {behind}")
         try:
             await self.client.stop_run(action.run_id)
         except Conflict:
@@ -174,6 +180,27 @@ class Applier:
         self._asked_to_stop.add(action.run_id)
         return ActionResult(
             action=action, ok=True, message=f"stopped {action.run_name}", run_id=action.run_id, run_name=action.run_name
+        )
+
+    async def _behind(self, detail: RunDetail) -> str | None:
+        """Why this checkout must not stop the run, by the commit it was submitted from
+        (identity.COMMIT_ENV): one this checkout does not have means the run's config is newer
+        than these specs (another clone pushed it, CI applied it), and stopping it would undo that
+        change from a checkout that is behind. None when it may: the commit is HEAD or an ancestor,
+        the run carries none (earlier versions), or git cannot say."""
+        config: Any = detail.configuration.config
+        env = config.get("env_config") if isinstance(config, dict) else None
+        sha = read_commit(env if isinstance(env, dict) else None)
+        if sha is None:
+            return None
+        from ..vcs.history import has_commit_in_history
+
+        root = self.session.project.root
+        if await asyncio.to_thread(has_commit_in_history, root, sha) is not False:
+            return None
+        return (
+            f"it was submitted from commit {sha[:12]}, which this checkout does not have, so its config may be"
+            " newer than these specs. Update the checkout (`git pull`) and plan again"
         )
 
     def _believed(self, run_id: str | None) -> Marker | None:
@@ -214,6 +241,14 @@ class Applier:
             return submitted
         return await self._settle_duplicates(submitted, marker, benchmark_id)
 
+    async def _commit(self) -> str | None:
+        """The commit this checkout stands on, sent with each submit (identity.COMMIT_ENV); read once."""
+        if self._head is None:
+            from ..vcs.history import head_commit
+
+            self._head = asyncio.ensure_future(asyncio.to_thread(head_commit, self.session.project.root))
+        return await asyncio.shield(self._head)
+
     async def _submit_new(self, action: Action, marker: Marker, benchmark_id: str | None) -> ActionResult:
         assert action.spec_id is not None and action.fingerprint is not None
         desired = self.desired[action.spec_id]
@@ -226,7 +261,7 @@ class Applier:
         self.state.intents.append(intent)
         self.session.save_state()
         try:
-            result = await self.client.submit_run(marked_payload(desired.spec.config, marker))
+            result = await self.client.submit_run(marked_payload(desired.spec.config, marker, await self._commit()))
         except SubmitOutcomeUnknown as exc:
             found = await self._find_marked_run(benchmark_id, marker)
             if found is not None:

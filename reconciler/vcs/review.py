@@ -148,7 +148,7 @@ def fetch_base_commit(root: Path, sha: str, *, depth: int = 50, rounds: int = 6)
     try:
         shallow = repo.git.rev_parse("--is-shallow-repository").strip() == "true"
         try:
-            if not _has_commit(repo, sha):
+            if not has_commit(repo, sha):
                 repo.git.fetch("--no-tags", *([f"--depth={depth}"] if shallow else []), "origin", sha)
             head = repo.head.commit.hexsha
             for _ in range(rounds):
@@ -165,7 +165,7 @@ def fetch_base_commit(root: Path, sha: str, *, depth: int = 50, rounds: int = 6)
         repo.close()
 
 
-def _has_commit(repo: Any, sha: str) -> bool:
+def has_commit(repo: Any, sha: str) -> bool:
     import git
 
     try:
