@@ -24,23 +24,12 @@ import pytest
 from reconciler.core import scoring
 from reconciler.github.comments import PLAN_MARKER
 from reconciler.github.results_comment import RESULTS_CONTEXT, RESULTS_MARKER
+from tests.git_cli import git
 from tests.github_fake import FakeGitHub
 
 pytestmark = pytest.mark.slow
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REPO, PR = "acme/evals", 7
-
-
-def git(root: Path, *args: str) -> str:
-    env = os.environ | {
-        "GIT_AUTHOR_NAME": "dev",
-        "GIT_AUTHOR_EMAIL": "dev@example.com",
-        "GIT_COMMITTER_NAME": "dev",
-        "GIT_COMMITTER_EMAIL": "dev@example.com",
-    }
-    return subprocess.run(
-        ["git", "-C", str(root), *args], env=env, check=True, capture_output=True, text=True
-    ).stdout.strip()
 
 
 def clean_env() -> dict[str, str]:

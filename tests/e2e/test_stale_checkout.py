@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.served_platform import ServedPlatform, serve_platform
+from tests.git_cli import git
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
@@ -29,17 +30,6 @@ SPEC = "specs/runs/tb-smoke.toml"
 def platform(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedPlatform]:
     with serve_platform(tmp_path_factory.mktemp("platform"), speed=1.0) as served:  # runs stay live
         yield served
-
-
-def git(root: Path, *args: str) -> str:
-    env = os.environ | {
-        "GIT_AUTHOR_NAME": "dev",
-        "GIT_AUTHOR_EMAIL": "dev@example.com",
-        "GIT_COMMITTER_NAME": "dev",
-        "GIT_COMMITTER_EMAIL": "dev@example.com",
-    }
-    done = subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
 
 
 class Clone:

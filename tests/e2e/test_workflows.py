@@ -41,6 +41,7 @@ import pytest
 import yaml
 
 from reconciler.github.comments import PLAN_MARKER
+from tests.git_cli import git
 from tests.github_fake import FakeGitHub
 from tests.served_platform import served
 
@@ -59,17 +60,6 @@ def load(path: Path) -> dict[Any, Any]:  # yaml reads the key `on` as True
     data = yaml.safe_load(path.read_text())
     assert isinstance(data, dict)
     return data
-
-
-def git(root: Path, *args: str) -> str:
-    env = os.environ | {
-        "GIT_AUTHOR_NAME": "dev",
-        "GIT_AUTHOR_EMAIL": "dev@example.com",
-        "GIT_COMMITTER_NAME": "dev",
-        "GIT_COMMITTER_EMAIL": "dev@example.com",
-    }
-    done = subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True, text=True)
-    return done.stdout.strip()
 
 
 # --- the runner stand-in ----------------------------------------------------------------------

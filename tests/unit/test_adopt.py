@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from reconciler.core.adopt import comparable_payload, differences
 from reconciler.core.identity import Marker, canonical_json
-from reconciler.core.plan import ActionKind, plan
+from reconciler.core.plan import Action, ActionKind, plan
 from reconciler.core.world import Adoption, Desired, ObservedRun
 from reconciler.specs.run_config import RunConfig
 from tests.unit.test_plan import SMOKE, observed, spec
@@ -99,7 +99,8 @@ def test_a_missing_run_or_one_with_another_owners_marker_blocks_the_spec() -> No
     assert taken.kind is ActionKind.BLOCKED and "someone/else" in taken.reason
 
 
-def test_an_adopted_spec_edited_after_the_adoption_was_recorded_replaces_the_run() -> None:
+def plan_of_an_edited_adopted_spec(*, recorded: bool = False, recorded_by_older: bool = False) -> Action:
+    """The one action for an adopting spec whose config now differs from its run's."""
     d = spec(SMOKE, adopt="their-run")
     adoption = Adoption(
         spec_id=d.spec.id,
@@ -107,23 +108,20 @@ def test_an_adopted_spec_edited_after_the_adoption_was_recorded_replaces_the_run
         run=unmarked(),
         differences=("agents[0].harness: run has 'codex', spec has 'opencode'",),
         fingerprint="f" * 16,
-        recorded=True,
+        recorded=recorded,
+        recorded_by_older=recorded_by_older,
     )
     (action,) = plan(Desired(runs=(d,)), observed(unmarked(), adoptions={d.spec.id: adoption})).actions
+    return action
+
+
+def test_an_adopted_spec_edited_after_the_adoption_was_recorded_replaces_the_run() -> None:
+    action = plan_of_an_edited_adopted_spec(recorded=True)
     assert action.kind is ActionKind.REPLACE and action.run_id == "r9" and action.previous_fingerprint == "f" * 16
 
 
 def test_an_adoption_an_older_version_recorded_blocks_an_edited_spec_saying_how_to_go_on() -> None:
     """Its record names no config fingerprint, so it proves nothing about the run: the spec is
     blocked as any differing adopt is, and the reason says to match the run once, apply, then edit."""
-    d = spec(SMOKE, adopt="their-run")
-    adoption = Adoption(
-        spec_id=d.spec.id,
-        ref="their-run",
-        run=unmarked(),
-        differences=("agents[0].harness: run has 'codex', spec has 'opencode'",),
-        fingerprint="f" * 16,
-        recorded_by_older=True,
-    )
-    (action,) = plan(Desired(runs=(d,)), observed(unmarked(), adoptions={d.spec.id: adoption})).actions
+    action = plan_of_an_edited_adopted_spec(recorded_by_older=True)
     assert action.kind is ActionKind.BLOCKED and "as an older reconciler recorded it" in action.reason
