@@ -132,12 +132,17 @@ def _renames(deleted: Mapping[str, _Side], added: Mapping[str, _Side]) -> list[t
     return pairs
 
 
+NO_PROMPTS = {"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
+
+
 def fetch_base_commit(root: Path, sha: str, *, depth: int = 50, rounds: int = 6) -> None:
     """Make the commit `sha` and a merge base with HEAD present, fetching from origin when needed.
 
     A pull request's checkout often has no origin/<base> and is shallow (actions/checkout fetches
     one commit): the base commit is fetched by id, and a shallow HEAD is deepened `depth` commits at
     a time until the two histories meet. A full clone stays full: no --depth is passed to it.
+    git never asks for a user name or password on the terminal here (NO_PROMPTS): in a job with no
+    one to answer, a fetch that would ask fails instead of waiting forever.
     """
     import git
 
@@ -145,6 +150,7 @@ def fetch_base_commit(root: Path, sha: str, *, depth: int = 50, rounds: int = 6)
         repo = git.Repo(root, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise GitError(f"{root} is not in a git repository; the review needs one") from None
+    repo.git.update_environment(**NO_PROMPTS)
     try:
         shallow = repo.git.rev_parse("--is-shallow-repository").strip() == "true"
         try:
