@@ -184,23 +184,24 @@ class Applier:
 
     async def _behind(self, detail: RunDetail) -> str | None:
         """Why this checkout must not stop the run, by the commit it was submitted from
-        (identity.COMMIT_ENV): one this checkout does not have means the run's config is newer
-        than these specs (another clone pushed it, CI applied it), and stopping it would undo that
-        change from a checkout that is behind. None when it may: the commit is HEAD or an ancestor,
-        the run carries none (earlier versions), or git cannot say."""
+        (identity.COMMIT_ENV): when this checkout is behind that commit, the run's config is newer
+        than these specs (another clone pushed it, CI applied it), and stopping it would undo a
+        change this checkout has not seen. None when it may: HEAD has the commit (a revert, an
+        older run), the commit is on another line of history (a branch, a squash), the run carries
+        none (earlier versions), or git cannot say."""
         config: Any = detail.configuration.config
         env = config.get("env_config") if isinstance(config, dict) else None
         sha = read_commit(env if isinstance(env, dict) else None)
         if sha is None:
             return None
-        from ..vcs.history import has_commit_in_history
+        from ..vcs.history import is_behind
 
-        root = self.session.project.root
-        if await asyncio.to_thread(has_commit_in_history, root, sha) is not False:
+        if await asyncio.to_thread(is_behind, self.session.project.root, sha) is not True:
             return None
         return (
-            f"it was submitted from commit {sha[:12]}, which this checkout does not have, so its config may be"
-            " newer than these specs. Update the checkout (`git pull`) and plan again"
+            f"it was submitted from commit {sha[:12]}, which this checkout is behind (a newer commit, or a branch"
+            " not merged yet), so its config is newer than these specs. Update the checkout (`git pull`) and plan"
+            " again"
         )
 
     def _believed(self, run_id: str | None) -> Marker | None:

@@ -1,5 +1,5 @@
-"""Where the checkout stands in its history: the commit a run is submitted from, and whether a
-run's commit is one this checkout has (a checkout that lacks it may be behind: engine/apply.py)."""
+"""Where the checkout stands in its history: the commit a run is submitted from, and whether the
+checkout is behind a run's commit (engine/apply.py: such a checkout must not undo that run)."""
 
 from __future__ import annotations
 
@@ -29,11 +29,13 @@ def head_commit(root: Path) -> str | None:
     return sha if found.returncode == 0 and sha else None
 
 
-def has_commit_in_history(root: Path, sha: str) -> bool | None:
-    """Whether commit `sha` is HEAD or one of its ancestors in the repository holding `root`
-    (fetched from origin first when this clone lacks it or is shallow: `fetch_base_commit`);
-    None when git cannot say: no repository, or a commit neither here nor on origin (another
-    clone's, never pushed)."""
+def is_behind(root: Path, sha: str) -> bool | None:
+    """Whether the checkout holding `root` is behind commit `sha`: HEAD is one of its ancestors
+    (and not `sha` itself). The commit is fetched from origin first when this clone lacks it, and a
+    shallow clone is deepened until the two meet (`fetch_base_commit`). False for a commit HEAD
+    has (a revert, an older run) and for one on another line of history (a branch, a squashed or
+    rebased commit); None when git cannot say: no repository, or a commit neither here nor on
+    origin (another clone's, never pushed)."""
     try:
         import git
     except ImportError:  # GitPython finds no git executable
@@ -49,9 +51,13 @@ def has_commit_in_history(root: Path, sha: str) -> bool | None:
             if not has_commit(repo, sha):
                 return None
         try:
-            repo.git.merge_base("--is-ancestor", sha, "HEAD")
+            if repo.head.commit.hexsha == sha:
+                return False
+            repo.git.merge_base("--is-ancestor", "HEAD", sha)
         except git.GitCommandError as exc:
             return False if exc.status == 1 else None
+        except ValueError:  # no HEAD commit
+            return None
         return True
     finally:
         repo.close()

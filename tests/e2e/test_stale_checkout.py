@@ -1,9 +1,9 @@
 """A checkout that is behind never undoes a newer change: two clones of one repository (one
 owner) against one `reconciler platform serve`, the CLI as a subprocess, git with a real origin.
 
-Each submit carries the commit its checkout stood on; a stop of a run whose commit the checkout
-does not have (after fetching it from origin) is refused, since that run's config is newer than
-the checkout's specs."""
+Each submit carries the commit its checkout stood on; a stop of a run from a commit the checkout
+is behind (fetched from origin to tell) is refused, since that run's config is newer than the
+checkout's specs."""
 
 from __future__ import annotations
 
@@ -51,11 +51,11 @@ class Clone:
     def apply(self) -> subprocess.CompletedProcess[str]:
         return self.cli("apply", "--auto-approve", "--target", "tb-smoke")
 
-    def edit_and_push(self, old: str, new: str) -> None:
+    def edit_and_push(self, old: str, new: str, branch: str = "main") -> None:
         spec = self.root / SPEC
         spec.write_text(spec.read_text().replace(old, new))
         git(self.root, "commit", "-qam", f"tb-smoke: {new}")
-        git(self.root, "push", "-q", "origin", "HEAD:main")
+        git(self.root, "push", "-q", "origin", f"HEAD:{branch}")
 
     def statuses(self) -> dict[str, str]:
         """run name -> status, of every tb-smoke run."""
@@ -90,7 +90,7 @@ def test_a_checkout_that_is_behind_never_stops_the_run_of_a_newer_config(clones:
 
     done = laptop.apply()  # still on the first commit: to it, the newer run "runs a config this spec no longer has"
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "which this checkout does not have" in done.stdout and "git pull" in done.stdout
+    assert "which this checkout is behind" in done.stdout and "git pull" in done.stdout
     assert ci.statuses()[newer] in LIVE
 
     git(laptop.root, "pull", "-q", "origin", "main")
@@ -108,3 +108,17 @@ def test_a_checkout_that_has_the_commit_still_reverts_a_config(clones: tuple[Clo
     done = ci.apply()
     assert done.returncode == 0, done.stdout + done.stderr
     assert ci.statuses()[newer] not in LIVE
+
+
+def test_a_run_from_a_commit_on_another_line_of_history_is_still_stopped(clones: tuple[Clone, Clone]) -> None:
+    """A branch's commit that main moved past without merging (a squash, a rebase, an abandoned
+    branch): main is not behind it, so its specs decide, as before."""
+    laptop, ci = clones
+    git(laptop.root, "switch", "-q", "-c", "experiment")
+    laptop.edit_and_push("max_retries = 0", "max_retries = 1", branch="experiment")
+    assert laptop.apply().returncode == 0  # a run of the branch's config, from the branch's commit
+    branch_run = next(name for name, status in ci.statuses().items() if status in LIVE)
+    ci.edit_and_push("max_retries = 0", "max_retries = 2")  # main moves on without the branch
+    done = ci.apply()  # replaces the branch's run: main's commit is not behind the branch's
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ci.statuses()[branch_run] not in LIVE
