@@ -91,6 +91,8 @@ class Applier:
         # run id -> created_at of the platform's submit answer: the order every plan will see
         self._created: dict[str, str] = {}
         self._head: asyncio.Future[str | None] | None = None  # `_commit`
+        self._git = asyncio.Lock()  # `_is_behind`
+        self._behind_of: dict[str, bool | None] = {}
 
     async def run(self, plan: Plan) -> ApplyReport:
         for action in plan.actions:
@@ -194,15 +196,23 @@ class Applier:
         sha = read_commit(env if isinstance(env, dict) else None)
         if sha is None:
             return None
-        from ..vcs.history import is_behind
-
-        if await asyncio.to_thread(is_behind, self.session.project.root, sha) is not True:
+        if await self._is_behind(sha) is not True:
             return None
         return (
             f"it was submitted from commit {sha[:12]}, which this checkout is behind (a newer commit, or a branch"
             " not merged yet), so its config is newer than these specs. Update the checkout (`git pull`) and plan"
             " again"
         )
+
+    async def _is_behind(self, sha: str) -> bool | None:
+        """vcs.history.is_behind, once per commit and one at a time: stops run concurrently, and
+        two fetches into one repository at once fail on git's locks."""
+        async with self._git:
+            if sha not in self._behind_of:
+                from ..vcs.history import is_behind
+
+                self._behind_of[sha] = await asyncio.to_thread(is_behind, self.session.project.root, sha)
+            return self._behind_of[sha]
 
     def _believed(self, run_id: str | None) -> Marker | None:
         """The marker the plan took the run to carry (from the state file, the cache or a read)."""

@@ -133,6 +133,7 @@ def _renames(deleted: Mapping[str, _Side], added: Mapping[str, _Side]) -> list[t
 
 
 NO_PROMPTS = {"GIT_TERMINAL_PROMPT": "0", "GCM_INTERACTIVE": "never"}
+FETCH_SECONDS = 120  # one fetch from origin: an origin that never answers must not hold a job (and its lock)
 
 
 def fetch_base_commit(root: Path, sha: str, *, depth: int = 50, rounds: int = 6) -> None:
@@ -155,12 +156,18 @@ def fetch_base_commit(root: Path, sha: str, *, depth: int = 50, rounds: int = 6)
         shallow = repo.git.rev_parse("--is-shallow-repository").strip() == "true"
         try:
             if not has_commit(repo, sha):
-                repo.git.fetch("--no-tags", *([f"--depth={depth}"] if shallow else []), "origin", sha)
+                repo.git.fetch(
+                    "--no-tags",
+                    *([f"--depth={depth}"] if shallow else []),
+                    "origin",
+                    sha,
+                    kill_after_timeout=FETCH_SECONDS,
+                )
             head = repo.head.commit.hexsha
             for _ in range(rounds):
                 if not shallow or repo.merge_base("HEAD", sha):
                     return
-                repo.git.fetch("--no-tags", f"--deepen={depth}", "origin", head)
+                repo.git.fetch("--no-tags", f"--deepen={depth}", "origin", head, kill_after_timeout=FETCH_SECONDS)
                 shallow = repo.git.rev_parse("--is-shallow-repository").strip() == "true"
         except git.GitCommandError as exc:
             raise GitError(
