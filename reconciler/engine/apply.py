@@ -19,16 +19,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.identity import Marker, claim_problem, marked_payload, read_commit, stop_refusal
+from ..core.identity import Marker, claim_problem, marked_payload, stop_refusal
 from ..core.plan import Action, ActionKind, Plan
 from ..core.world import ACTIVE, Observed
 from ..osmosis.errors import Conflict, PlatformError, SubmitOutcomeUnknown
 from ..osmosis.models import RunDetail
-from .observe import marker_of
+from .observe import commit_of, marker_of
 from .session import RepoSession
 from .state import Intent, SpecRecord
 
@@ -191,9 +190,7 @@ class Applier:
         change this checkout has not seen. None when it may: HEAD has the commit (a revert, an
         older run), the commit is on another line of history (a branch, a squash), the run carries
         none (earlier versions), or git cannot say."""
-        config: Any = detail.configuration.config
-        env = config.get("env_config") if isinstance(config, dict) else None
-        sha = read_commit(env if isinstance(env, dict) else None)
+        sha = commit_of(detail)
         if sha is None:
             return None
         if await self._is_behind(sha) is not True:

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..core.cost import agent_key
-from ..core.identity import Marker, canonical_json, read_marker
+from ..core.identity import Marker, canonical_json, read_commit, read_marker
 from ..core.world import BenchmarkState, Desired, Observed, ObservedRun, RunAgents, RunStatus
 from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
@@ -84,11 +84,21 @@ def benchmark_state(ref: str, detail: BenchmarkDetail) -> BenchmarkState:
     )
 
 
-def marker_of(detail: RunDetail) -> Marker | None:
-    """The ownership marker in a run's submitted environment (or, failing that, an agent's)."""
+def _submitted_env(detail: RunDetail) -> dict[str, Any] | None:
+    """The `env_config` of a run's submitted configuration, when it has one."""
     config: Any = detail.configuration.config
     env = config.get("env_config") if isinstance(config, dict) else None
-    marker = read_marker(env if isinstance(env, dict) else None)
+    return env if isinstance(env, dict) else None
+
+
+def commit_of(detail: RunDetail) -> str | None:
+    """The commit a run was submitted from (identity.COMMIT_ENV), when it carries one."""
+    return read_commit(_submitted_env(detail))
+
+
+def marker_of(detail: RunDetail) -> Marker | None:
+    """The ownership marker in a run's submitted environment (or, failing that, an agent's)."""
+    marker = read_marker(_submitted_env(detail))
     if marker is None:
         for agent in detail.agents:
             marker = read_marker(agent.environment_variables)

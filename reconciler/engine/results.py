@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from ..core.identity import Marker
 from ..core.run_results import (
     AgentReport,
     AgentResults,
@@ -127,10 +128,9 @@ class _Collector:
             raise ResultsError(f"{path} could not be read ({exc.strerror})") from None
 
     async def is_specs(self, run_id: str, spec_id: str) -> bool:
-        """Whether the platform says (to this process: RepoSession.ours_now) that the run is the
-        spec's: its marker names this owner and the spec, or the spec it was renamed to."""
+        """Whether the platform says (to this process: RepoSession.ours_now) that the run is the spec's."""
         marker = (await self.session.ours_now(self.observed, [run_id])).get(run_id)
-        return marker is not None and spec_id in (marker.spec_id, self.session.state.moved.get(run_id))
+        return _of_spec(marker, run_id, spec_id, self.session.state.moved)
 
     async def rows(self, ref: str) -> list[Row]:
         if ref not in self.boards:
@@ -259,9 +259,12 @@ async def _confirmed(
     moved = session.state.moved
 
     def confirmed(run_id: str, spec_id: str) -> bool:
-        if run_id not in asked:
-            return True
-        marker = ours.get(run_id)  # the rule of _Collector.is_specs, on the reads made above
-        return marker is not None and spec_id in (marker.spec_id, moved.get(run_id))
+        return run_id not in asked or _of_spec(ours.get(run_id), run_id, spec_id, moved)
 
     return confirmed
+
+
+def _of_spec(marker: Marker | None, run_id: str, spec_id: str, moved: Mapping[str, str]) -> bool:
+    """Whether a run whose marker the platform gave is the spec's: the marker names the spec, or
+    the run moved to it with a rename (`State.moved`)."""
+    return marker is not None and spec_id in (marker.spec_id, moved.get(run_id))

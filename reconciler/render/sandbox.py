@@ -171,19 +171,19 @@ def _bounded_result(value: Any) -> Any:
     """What one operator or call made, refused when it is longer than a whole output may be: text
     doubled step by step with `%`, `.format`, `.replace` or an escaping `+` grows only to the
     bound's twice, never to gigabytes (the checks before the step stop what can be foreseen)."""
-    if isinstance(value, str | list | tuple) and len(value) > MAX_OUTPUT_CHARS:
-        unit = "characters" if isinstance(value, str) else "items"
-        raise SecurityError(
-            f"a value of over {MAX_OUTPUT_CHARS // 1_000_000} million {unit} is not allowed in a template"
-        )
+    if isinstance(value, str | list | tuple):
+        _refuse_over_bound(len(value), "characters" if isinstance(value, str) else "items", "a value of over")
     return value
 
 
 def _check_concatenation(size: int, unit: str) -> None:
+    _refuse_over_bound(size, unit, "a concatenation longer than")
+
+
+def _refuse_over_bound(size: int, unit: str, what: str) -> None:
+    """The one size rule of a value a template makes: no longer than its whole output may be."""
     if size > MAX_OUTPUT_CHARS:
-        raise SecurityError(
-            f"a concatenation longer than {MAX_OUTPUT_CHARS // 1_000_000} million {unit} is not allowed in a template"
-        )
+        raise SecurityError(f"{what} {MAX_OUTPUT_CHARS // 1_000_000} million {unit} is not allowed in a template")
 
 
 class SandboxedEnvironment(ImmutableSandboxedEnvironment):
