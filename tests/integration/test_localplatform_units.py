@@ -125,6 +125,21 @@ def test_same_seed_and_submits_give_byte_identical_results(tmp_path: Path) -> No
     assert answers[0][1].count(b"\n") == 1 + 2 * len(TB.tasks)
 
 
+def test_a_runs_outcome_is_the_same_from_whichever_commit_it_was_submitted(tmp_path: Path) -> None:
+    # the submitting commit changes with every commit of a repository; outcomes keyed on it made
+    # the README's job finish or fail by chance
+    files = []
+    for commit in ("a" * 40, "b" * 40):
+        platform = Local(tmp_path / f"{commit[0]}.sqlite3", seed=11)
+        try:
+            run_id = platform.submit(body(env_config={**FINISH, "RECONCILER_COMMIT": commit}))
+            platform.finish(run_id)
+            files.append(platform.file(run_id, "results.csv"))
+        finally:
+            platform.close()
+    assert files[0] == files[1]
+
+
 def test_another_seed_gives_other_outcomes(tmp_path: Path) -> None:
     files = []
     for seed in (1, 2):
