@@ -181,13 +181,26 @@ def command(
 
     if github is not None:
         from ..github.publish import publish_plan
-        from ..render.plan_markdown import render_markdown
+        from ..render.plan_markdown import render_for_reviewers
 
+        base = review.merge_base if review is not None else None
+        base_templates = _templates_at(project, base)
+        drawn = {
+            noop: render_for_reviewers(
+                plan,
+                repo_root=project.root,
+                base_templates=base_templates,
+                base=base,
+                show_noop=noop,
+                review=review_md,
+            )
+            for noop in {show_noop, True}
+        }
         sticky = publish_plan(
             github,
             plan,
-            comment_markdown=render_markdown(plan, repo_root=project.root, show_noop=show_noop, review=review_md),
-            summary_markdown=render_markdown(plan, repo_root=project.root, show_noop=True, review=review_md),
+            comment_markdown=drawn[show_noop],
+            summary_markdown=drawn[True],
             review=review,
             exitcode=int(exitcode),
         )
@@ -203,6 +216,21 @@ def command(
         from ..errors import CommandExit
 
         raise CommandExit(exitcode)
+
+
+def _templates_at(project: Project, base: str | None) -> dict[str, str] | None:
+    """The base commit's `templates/` (what a pull request's comment is drawn with), or None when
+    there is no base or git cannot read it (the packaged templates draw it then)."""
+    if base is None:
+        return None
+    from ..render.sandbox import MAX_TEMPLATE_BYTES
+    from ..vcs.commit import GitError
+    from ..vcs.review import files_at
+
+    try:
+        return files_at(project.root, base, "templates", limit=MAX_TEMPLATE_BYTES)
+    except GitError:
+        return None
 
 
 def _exitcode(plan: Plan) -> ExitCode:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import jinja2
@@ -25,15 +26,18 @@ def money(value: float | None) -> str:
     return "unknown" if value is None else f"${value:,.2f}"
 
 
-def environment(repo_root: Path | None = None) -> jinja2.Environment:
+def environment(repo_root: Path | None = None, *, templates: Mapping[str, str] | None = None) -> jinja2.Environment:
     """A sandboxed environment: the repository's `templates/` first, then the packaged defaults.
+    `templates` (name -> text, a base commit's `templates/`) takes the place of the folder.
 
     A repository template is code from whoever can open a pull request; it renders in jinja2's
     immutable sandbox with no way to the environment, files or Python internals, and any error
     (syntax, a missing name, a refused attribute) is a ConfigError naming the template.
     """
     loaders: list[jinja2.BaseLoader] = []
-    if repo_root is not None:
+    if templates is not None:
+        loaders.append(jinja2.DictLoader(dict(templates)))
+    elif repo_root is not None:
         folder = repo_root / "templates"
         if folder.is_symlink():
             raise ConfigError(

@@ -226,6 +226,50 @@ def review_changes(root: Path, base_ref: str, specs_dir: str = "specs") -> Revie
     return Review(base_ref, merge_base.hexsha, tuple(compare_sides(old, new)))
 
 
+_REGULAR_BLOBS = (0o100644, 0o100755)  # never a link (0o120000) or a submodule
+
+
+def files_at(root: Path, sha: str, folder: str, *, limit: int) -> dict[str, str]:
+    """The UTF-8 text files under `folder` (relative to the project at `root`) as they are in the
+    commit `sha`: name below the folder -> text. Only regular files of at most `limit` bytes; a
+    link, a larger file or one that is not UTF-8 is left out, as if absent.
+
+    What a pull request must not control is read from its base this way (the plan comment's
+    templates), never from the pull request's own checkout."""
+    import git
+
+    try:
+        repo = git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(f"{root} is not in a git repository") from None
+    try:
+        try:
+            commit = repo.commit(sha)
+        except (git.BadName, git.BadObject, ValueError, git.GitCommandError):
+            raise GitError(f"commit {sha[:12]} is not in this clone", hint="fetch it first") from None
+        top = Path(str(repo.working_tree_dir)).resolve()
+        where = PurePosixPath(root.resolve().relative_to(top).as_posix()) / folder
+        tree: Any  # GitPython's tree walk is typed as a union of every object kind
+        try:
+            tree = commit.tree / where.as_posix()
+        except KeyError:
+            return {}
+        if tree.type != "tree":
+            return {}
+        out: dict[str, str] = {}
+        for item in tree.traverse():
+            if item.type != "blob" or item.mode not in _REGULAR_BLOBS or item.size > limit:
+                continue
+            try:
+                text = item.data_stream.read().decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            out[PurePosixPath(item.path).relative_to(where).as_posix()] = text
+        return out
+    finally:
+        repo.close()
+
+
 def _sides_at(commit: Any, rel_root: PurePosixPath, specs_dir: str) -> Iterator[tuple[str, _Side]]:
     where = (rel_root / PurePosixPath(specs_dir)).as_posix()
     try:
