@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 
 from ..core.cells import cell, code_cell
+from ..core.plan import Action, ActionKind, Plan
 from ..specs.diagnostics import Diagnostic
 
 COMMENT_LIMIT = 65_536
@@ -105,12 +106,57 @@ def _footer(head_sha: str | None, run_url: str | None) -> str:
 
 
 def with_marker(
-    body: str, *, marker: str = PLAN_MARKER, head_sha: str | None = None, run_url: str | None = None
+    body: str,
+    *,
+    marker: str = PLAN_MARKER,
+    head_sha: str | None = None,
+    run_url: str | None = None,
+    keep: str = "",
 ) -> str:
-    """The marker first (how the comment is found again), then the body cut to fit, then a footer."""
+    """The marker first (how the comment is found again), then the body cut to fit, then a footer.
+    `keep` (Markdown that must survive a cut, such as `paid_actions`) is placed first when, and
+    only when, the body does not fit."""
     footer = _footer(head_sha, run_url)
     room = COMMENT_LIMIT - len(marker) - 1 - len(footer)
-    return f"{marker}\n{cut_to_fit(body.rstrip(chr(10)) + chr(10), room, run_url=run_url).rstrip(chr(10))}{footer}"
+    text = body.rstrip("\n") + "\n"
+    if len(text) > room and keep:
+        kept = keep.rstrip("\n") + "\n\n"
+        text = kept + cut_to_fit(text, room - len(kept), run_url=run_url)
+    else:
+        text = cut_to_fit(text, room, run_url=run_url)
+    return f"{marker}\n{text.rstrip(chr(10))}{footer}"
+
+
+PAID_KINDS = (ActionKind.SUBMIT, ActionKind.REPLACE, ActionKind.STOP)
+PAID_SHARE = 3  # the list takes at most a third of a comment: the plan's own table keeps the rest
+
+
+def paid_actions(plan: Plan, limit: int = COMMENT_LIMIT // PAID_SHARE) -> str:
+    """Every submit, replace and stop of the plan, one line each, in at most `limit` characters:
+    what a cut comment must still show, whatever template drew it and whatever came first in it
+    (a long list of blocked specs, say). "" when the plan has none."""
+    paid = [a for a in plan.actions if a.kind in PAID_KINDS]
+    if not paid:
+        return ""
+    head = f"**Runs this plan submits or stops ({len(paid)})**, listed first because the plan is cut below:"
+    lines = [head]
+    used = len(head) + 1
+    for shown, action in enumerate(paid):
+        line = f"- {action.kind.value} `{code_cell(action.spec_id or '')}`{_paid_cost(action)}"
+        more = f"- and {len(paid) - shown} more: every one is in the job summary"
+        if used + len(line) + 1 + len(more) > limit:
+            lines.append(more)
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return "\n".join(lines) + "\n"
+
+
+def _paid_cost(action: Action) -> str:
+    if action.cost is None or action.kind is ActionKind.STOP:
+        return ""
+    usd = "unknown" if action.cost.estimated_usd is None else f"${action.cost.estimated_usd:,.2f}"
+    return f": {action.cost.attempts} attempts, est. {usd}"
 
 
 def no_changes_body() -> str:

@@ -17,7 +17,7 @@ import httpx
 from ..core.plan import ActionKind, Plan
 from ..core.review import Review
 from .actions import append_summary, set_outputs
-from .comments import no_changes_body, with_marker
+from .comments import no_changes_body, paid_actions, with_marker
 from .event import GitHubContext
 from .rest import GitHubAuthError, GitHubClient, GitHubError
 from .sticky import StickyResult, upsert_sticky
@@ -69,10 +69,11 @@ def _post(
     create: bool,
     transport: httpx.BaseTransport | None,
     env: Mapping[str, str] | None,
+    keep: str = "",
 ) -> StickyResult:
     # repository templates shape the body: whatever they printed, no token leaves this process
     body = redact(body, _secrets(ctx, env))
-    marked = with_marker(body, head_sha=ctx.pull_request.head_sha, run_url=ctx.run_url)
+    marked = with_marker(body, head_sha=ctx.pull_request.head_sha, run_url=ctx.run_url, keep=keep)
     with GitHubClient(ctx.token, ctx.api_url, transport=transport) as gh:
         try:
             return upsert_sticky(gh, ctx.repository, ctx.pull_request.number, marked, create=create)
@@ -119,7 +120,12 @@ def publish_plan(
     speak = worth_a_comment(plan, review)
     try:
         result = _post(
-            ctx, comment_markdown if speak else no_changes_body(), create=speak, transport=transport, env=env
+            ctx,
+            comment_markdown if speak else no_changes_body(),
+            create=speak,
+            transport=transport,
+            env=env,
+            keep=paid_actions(plan) if speak else "",
         )
     except GitHubError:
         set_outputs(plan_outputs(plan, 1), env)

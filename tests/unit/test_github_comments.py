@@ -1,4 +1,5 @@
-"""The comment cutter: fits GitHub's limit, never cuts inside a fence, <details> or HTML comment."""
+"""The comment cutter: fits GitHub's limit, never cuts inside a fence, <details> or HTML comment, and a
+cut plan still lists every run it submits or stops."""
 
 from __future__ import annotations
 
@@ -8,14 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reconciler.core.cost import Cost
+from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.github.comments import (
     COMMENT_LIMIT,
     PLAN_MARKER,
     cut_to_fit,
+    paid_actions,
     safe_points,
     validation_failed_body,
     with_marker,
 )
+from reconciler.render.plan_markdown import render_markdown
 from reconciler.specs.diagnostics import Diagnostic
 
 RUN_URL = "https://github.com/acme/evals/actions/runs/42"
@@ -164,3 +169,40 @@ def test_any_cut_is_a_safe_prefix_within_the_limit(parts: list[str], limit: int)
     head = kept(result)
     assert text.startswith(head)
     assert any(p in (len(head), len(head) + 1) for p in safe_points(text))
+
+
+def _plan(actions: list[Action]) -> Plan:
+    return Plan(owner="acme/evals", actions=tuple(actions), desired_digest="d", observed_digest="o")
+
+
+def _submit(spec: str, usd: float = 1.5) -> Action:
+    cost = Cost(tasks=1, agents=1, attempts_per_task=1, attempts=1, estimated_usd=usd)
+    return Action(kind=ActionKind.SUBMIT, spec_id=spec, reason="new spec", cost=cost)
+
+
+def _blocked(spec: str) -> Action:
+    return Action(kind=ActionKind.BLOCKED, spec_id=spec, reason="secret OPENAI_API_KEY is not set")
+
+
+def test_a_cut_plan_still_lists_its_submit_when_blocked_specs_fill_the_comment() -> None:
+    # the review's case: one paid submit and 150 free blocked specs with long ids
+    plan = _plan([*(_blocked("runs/" + f"{i:03d}-" + "b" * 480) for i in range(150)), _submit("tb-smoke")])
+    body = render_markdown(plan)
+    assert len(body) > COMMENT_LIMIT
+    comment = with_marker(body, keep=paid_actions(plan))
+    assert len(comment) <= COMMENT_LIMIT
+    assert "- submit `tb-smoke`: 1 attempts, est. $1.50" in comment
+
+
+def test_the_list_of_paid_actions_is_added_only_when_the_plan_is_cut() -> None:
+    plan = _plan([_submit("tb-smoke")])
+    comment = with_marker(render_markdown(plan), keep=paid_actions(plan))
+    assert "listed first because the plan is cut" not in comment
+
+
+def test_thousands_of_submits_are_listed_within_a_third_of_a_comment_and_counted() -> None:
+    plan = _plan([_submit(f"runs/spec-{i:05d}") for i in range(5000)])
+    listed = paid_actions(plan)
+    assert len(listed) <= COMMENT_LIMIT // 3
+    shown = listed.count("\n- submit ")
+    assert f"- and {5000 - shown} more: every one is in the job summary" in listed
