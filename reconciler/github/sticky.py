@@ -11,6 +11,8 @@ writes as a bot and has no /user), by a bot account. Then:
     no marked comment, nothing to say         stay silent (no comment on a no-change PR)
     a marked comment, same body               leave it (no edit, no notification)
     a marked comment, new body                update it in place (never a second comment)
+    more marked comments (a race)             the first is kept up to date, each other one is
+                                              rewritten to point at it, without the marker
 """
 
 from __future__ import annotations
@@ -86,6 +88,13 @@ def upsert_sticky(
         if not create:
             return StickyResult("skipped", None)
         return StickyResult("created", gh.create_issue_comment(repo, number, body))
+    result = _update_first(gh, repo, number, candidates, body)
+    assert result.comment is not None
+    _retire(gh, repo, [c for c in candidates if c.id != result.comment.id], result.comment)
+    return result
+
+
+def _update_first(gh: CommentsPort, repo: str, number: int, candidates: list[Comment], body: str) -> StickyResult:
     for existing in candidates:
         if existing.body == body:
             return StickyResult("unchanged", existing)
@@ -97,3 +106,21 @@ def upsert_sticky(
             # may not write at all fails creating it the same way.
             continue
     return StickyResult("created", gh.create_issue_comment(repo, number, body))
+
+
+def retired_body(current: Comment) -> str:
+    """What an earlier duplicate of the plan comment says instead: no marker, so it is never found
+    again, and a pointer to the one that is kept up to date."""
+    where = f"[this comment]({current.html_url})" if current.html_url else "the newest plan comment"
+    return f"### reconciler plan (out of date)\n\nThe current plan is in {where}.\n"
+
+
+def _retire(gh: CommentsPort, repo: str, others: list[Comment], current: Comment) -> None:
+    """Two runs that both found no comment each create one (a run cancelled after it posted); only
+    the first is updated from then on, so every other one of ours is rewritten to point at it
+    rather than show an old plan for the life of the pull request."""
+    for other in others:
+        try:
+            gh.update_issue_comment(repo, other.id, retired_body(current))
+        except GitHubAuthError:
+            continue  # another bot's comment: not ours to rewrite

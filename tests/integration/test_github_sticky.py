@@ -121,6 +121,19 @@ def test_another_bots_marked_comment_it_may_not_edit_is_passed_over_without_a_ne
     assert len(marked(github)) == 2 and "not ours" in str(marked(github)[0]["body"])
 
 
+def test_a_second_plan_comment_from_a_race_is_rewritten_to_point_at_the_first(github: FakeGitHub) -> None:
+    # two runs that both found no comment each posted one; only the first is updated from then on
+    first = github.add_comment(REPO, PR, with_marker("### plan v1\n"), BOT)
+    second = github.add_comment(REPO, PR, with_marker("### plan v1, posted twice\n"), BOT)
+    with client(github) as gh:
+        result = upsert_sticky(gh, REPO, PR, with_marker("### plan v2\n"))
+    assert result.comment is not None and result.comment.id == first["id"]
+    [kept] = marked(github)
+    assert "plan v2" in str(kept["body"])
+    [retired] = [c for c in github.comments(REPO, PR) if c["id"] == second["id"]]
+    assert "out of date" in str(retired["body"]) and str(result.comment.html_url) in str(retired["body"])
+
+
 def test_an_unchanged_plan_is_not_edited_again(github: FakeGitHub) -> None:
     with client(github) as gh:
         upsert_sticky(gh, REPO, PR, with_marker("### same\n"))
