@@ -109,10 +109,10 @@ def _update_first(gh: CommentsPort, repo: str, number: int, candidates: list[Com
 
 
 def retired_body(current: Comment) -> str:
-    """What an earlier duplicate of the plan comment says instead: no marker, so it is never found
-    again, and a pointer to the one that is kept up to date."""
-    where = f"[this comment]({current.html_url})" if current.html_url else "the newest plan comment"
-    return f"### reconciler plan (out of date)\n\nThe current plan is in {where}.\n"
+    """What a duplicate of a sticky comment (plan or results) says instead: no marker, so it is
+    never found again, and a pointer to the one that is kept up to date."""
+    where = f"[this comment]({current.html_url})" if current.html_url else "the first comment of reconciler above"
+    return f"**Out of date.** reconciler keeps {where} up to date instead of this one.\n"
 
 
 def _retire(gh: CommentsPort, repo: str, others: list[Comment], current: Comment) -> None:

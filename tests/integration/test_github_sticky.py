@@ -131,7 +131,7 @@ def test_a_second_plan_comment_from_a_race_is_rewritten_to_point_at_the_first(gi
     [kept] = marked(github)
     assert "plan v2" in str(kept["body"])
     [retired] = [c for c in github.comments(REPO, PR) if c["id"] == second["id"]]
-    assert "out of date" in str(retired["body"]) and str(result.comment.html_url) in str(retired["body"])
+    assert "Out of date" in str(retired["body"]) and str(result.comment.html_url) in str(retired["body"])
 
 
 def test_an_unchanged_plan_is_not_edited_again(github: FakeGitHub) -> None:
