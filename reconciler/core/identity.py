@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..specs.models import MARKER_ENV_PREFIX
 from ..specs.run_config import RunConfig
@@ -108,20 +108,40 @@ def claim_problem(actual: Marker | None, believed: Marker | None, owner: str) ->
     return None
 
 
-def stop_refusal(owner: str, shared: bool, *, submitted_here: bool = False) -> str | None:
+class StopRefusal(NamedTuple):
+    code: str  # the plan's `blocked_by`: "stale_checkout" or "shared_owner"
+    reason: str
+
+
+def stop_refusal(
+    owner: str, shared: bool, *, submitted_here: bool = False, behind: str | None = None
+) -> StopRefusal | None:
     """Why this repository must not stop a run marked with `owner`, whatever its marker says
     (claim_problem judges the marker); None when it may. The one rule of every stop: the plan's
     (core.plan), apply's of a planned stop, and apply's of a concurrent duplicate.
+
+    `behind`: the commit the run was submitted from (COMMIT_ENV), when this checkout is behind
+    it (engine/stale_checkout.py). The run's config is then newer than these specs (another
+    clone pushed it, CI applied it), and stopping it would undo a change this checkout has not
+    seen.
 
     `shared` (settings.Owner.shared): every repository of the workspace without a GitHub origin
     or an owner of its own writes that name, so a run marked with it may be another's, and none
     is stopped, except one this very process submitted (`submitted_here`: a duplicate of its own
     submit, which it stops if another copy is kept)."""
+    if behind is not None:
+        return StopRefusal(
+            "stale_checkout",
+            f"it was submitted from commit {behind[:12]}, which this checkout is behind (a newer commit, or a"
+            " branch not merged yet), so its config is newer than these specs. Update the checkout (`git pull`)"
+            " and plan again",
+        )
     if not shared or submitted_here:
         return None
-    return (
+    return StopRefusal(
+        "shared_owner",
         f"reconciler stops no run marked with owner {owner!r}: every repository of this workspace without a"
         " GitHub origin or an owner writes that name, so the run may be another's."
         f' Set owner = "{owner}" in reconciler.toml if no other such repository submits here'
-        " (or a name of its own: runs already submitted keep the shared one)"
+        " (or a name of its own: runs already submitted keep the shared one)",
     )

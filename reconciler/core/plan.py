@@ -39,7 +39,7 @@ from ..specs.models import BenchmarkSpec, LeaderboardTable, RunSpec
 from ..values import Value
 from . import adopt
 from .cost import Cost, agent_key, agent_models, estimate_cost, is_full_run
-from .identity import canonical_json, stop_refusal
+from .identity import StopRefusal, canonical_json, stop_refusal
 from .replace import replace_reason
 from .world import HAS_OUTPUTS, Desired, DesiredRun, Observed, ObservedRun, Policy, RunStatus, keeper
 
@@ -274,7 +274,7 @@ class _Planner:
         for b in sorted(self.desired.benchmarks, key=lambda b: b.id):
             if self.policy.targeted(b.id):
                 actions.extend(self._render(b))
-        actions = [self._unshared(a) for a in actions]
+        actions = [self._guarded(a) for a in actions]
         return Plan(
             owner=self.observed.owner,
             actions=tuple(actions),
@@ -518,8 +518,8 @@ class _Planner:
                     f"require_smoke: no finished smoke run for {names}; add a spec with [tasks] task_names for it first",
                     cost,
                 )
-        # a replace whose stop is refused is blocked (`_unshared`): it spends none of the budget
-        spends = kind is not ActionKind.REPLACE or stop_refusal(self.observed.owner, self.observed.shared_owner) is None
+        # a replace whose stop is refused is blocked (`_guarded`): it spends none of the budget
+        spends = kind is not ActionKind.REPLACE or self._stop_refused(old.id if old else None) is None
         if self.budget_left is not None and spends:
             if cost.attempts > self.budget_left:
                 return self._blocked(
@@ -541,20 +541,27 @@ class _Planner:
         )
         return Action(kind=kind, reason=reason, cost=cost, warnings=warnings, **base)
 
-    def _unshared(self, action: Action) -> Action:
-        """Under a shared owner (Observed.shared_owner) no run is stopped (identity.stop_refusal):
-        an action that would stop one is blocked, whatever asked for it (an edit, a duplicate,
-        `state`, `--prune`); a run no spec here names is not called this repository's deleted spec's."""
-        owner = self.observed.owner
-        refusal = stop_refusal(owner, self.observed.shared_owner)
+    def _stop_refused(self, run_id: str | None) -> StopRefusal | None:
+        """identity.stop_refusal for the run: under a shared owner (Observed.shared_owner), or one
+        submitted from a commit this checkout is behind (Observed.behind)."""
+        behind = self.observed.behind.get(run_id) if run_id else None
+        return stop_refusal(self.observed.owner, self.observed.shared_owner, behind=behind)
+
+    def _guarded(self, action: Action) -> Action:
+        """An action that would stop a run the one rule of stops refuses (identity.stop_refusal) is
+        blocked, whatever asked for it (an edit, a duplicate, `state`, `--prune`); under a shared
+        owner, a run no spec here names is not called this repository's deleted spec's."""
+        refusal = self._stop_refused(action.run_id)
         if refusal is None:
             return action
         if action.kind is ActionKind.ORPHAN and not action.will_stop:
+            if refusal.code != "shared_owner":
+                return action
             return action.model_copy(
                 update={
-                    "reason": f"no spec here has this id, and owner {owner!r} is shared by every repository of this"
-                    " workspace without a GitHub origin or an owner: it may be another's run, which reconciler"
-                    " never stops"
+                    "reason": f"no spec here has this id, and owner {self.observed.owner!r} is shared by every"
+                    " repository of this workspace without a GitHub origin or an owner: it may be another's run,"
+                    " which reconciler never stops"
                 }
             )
         stops = action.kind in (ActionKind.STOP, ActionKind.REPLACE, ActionKind.ORPHAN)
@@ -563,9 +570,9 @@ class _Planner:
         return action.model_copy(
             update={
                 "kind": ActionKind.BLOCKED,
-                "blocked_by": "shared_owner",
+                "blocked_by": refusal.code,
                 "will_stop": False,
-                "reason": f"{action.reason}; but {refusal}",
+                "reason": f"{action.reason}; but {refusal.reason}",
             }
         )
 

@@ -118,6 +118,8 @@ class Observed(_Value):
     templates_digest: str = ""  # the leaderboard templates as they would load now: a render input
     adoptions: dict[str, Adoption] = Field(default_factory=dict)  # spec id -> the run its `adopt` names
     moved: dict[str, str] = Field(default_factory=dict)  # run id -> spec id it was recorded as moved to
+    # run id -> the commit it was submitted from, which this checkout is behind (engine/stale_checkout.py)
+    behind: dict[str, str] = Field(default_factory=dict)
     # (spec id, fingerprint) of runs marked with `legacy_owner`, the owner name earlier versions wrote
     legacy_owner: str | None = None
     legacy: frozenset[tuple[str, str]] = frozenset()

@@ -26,8 +26,7 @@ from ..core.identity import Marker, claim_problem, marked_payload, stop_refusal
 from ..core.plan import Action, ActionKind, Plan
 from ..core.world import ACTIVE, Observed
 from ..osmosis.errors import Conflict, PlatformError, SubmitOutcomeUnknown
-from ..osmosis.models import RunDetail
-from .observe import commit_of, marker_of
+from .observe import marker_of
 from .session import RepoSession
 from .state import Intent, SpecRecord
 
@@ -90,8 +89,6 @@ class Applier:
         # run id -> created_at of the platform's submit answer: the order every plan will see
         self._created: dict[str, str] = {}
         self._head: asyncio.Future[str | None] | None = None  # `_commit`
-        self._git = asyncio.Lock()  # `_is_behind`
-        self._behind_of: dict[str, bool | None] = {}
 
     async def run(self, plan: Plan) -> ApplyReport:
         for action in plan.actions:
@@ -142,7 +139,7 @@ class Applier:
         # the plan refused it already (core.plan._unshared), unless it was saved before the rule applied
         refusal = stop_refusal(self.session.owner, self.session.shared_owner)
         if refusal is not None:
-            return ActionResult(action=action, ok=False, message=f"{action.run_name} not stopped: {refusal}")
+            return ActionResult(action=action, ok=False, message=f"{action.run_name} not stopped: {refusal.reason}")
         detail = await self.client.get_run(action.run_id)
         # Ownership is read from the platform again right before acting, never assumed; a run adopted
         # by a spec's `adopt` (core/adopt.py) has no marker of its own and is ours by its config.
@@ -169,9 +166,11 @@ class Applier:
             return ActionResult(
                 action=action, ok=True, message=f"{action.run_name} already {status}", run_id=action.run_id
             )
-        behind = await self._behind(detail)
-        if behind is not None:
-            return ActionResult(action=action, ok=False, message=f"{action.run_name} not stopped: {behind}")
+        # the plan asked too (operations.stop_targets); asked again of the run read right now
+        behind = await self.session.history.behind_commit(detail)
+        refusal = stop_refusal(self.session.owner, self.session.shared_owner, behind=behind)
+        if refusal is not None:
+            return ActionResult(action=action, ok=False, message=f"{action.run_name} not stopped: {refusal.reason}")
         try:
             await self.client.stop_run(action.run_id)
         except Conflict:
@@ -182,34 +181,6 @@ class Applier:
         return ActionResult(
             action=action, ok=True, message=f"stopped {action.run_name}", run_id=action.run_id, run_name=action.run_name
         )
-
-    async def _behind(self, detail: RunDetail) -> str | None:
-        """Why this checkout must not stop the run, by the commit it was submitted from
-        (identity.COMMIT_ENV): when this checkout is behind that commit, the run's config is newer
-        than these specs (another clone pushed it, CI applied it), and stopping it would undo a
-        change this checkout has not seen. None when it may: HEAD has the commit (a revert, an
-        older run), the commit is on another line of history (a branch, a squash), the run carries
-        none (earlier versions), or git cannot say."""
-        sha = commit_of(detail)
-        if sha is None:
-            return None
-        if await self._is_behind(sha) is not True:
-            return None
-        return (
-            f"it was submitted from commit {sha[:12]}, which this checkout is behind (a newer commit, or a branch"
-            " not merged yet), so its config is newer than these specs. Update the checkout (`git pull`) and plan"
-            " again"
-        )
-
-    async def _is_behind(self, sha: str) -> bool | None:
-        """vcs.history.is_behind, once per commit and one at a time: stops run concurrently, and
-        two fetches into one repository at once fail on git's locks."""
-        async with self._git:
-            if sha not in self._behind_of:
-                from ..vcs.history import is_behind
-
-                self._behind_of[sha] = await asyncio.to_thread(is_behind, self.session.project.root, sha)
-            return self._behind_of[sha]
 
     def _believed(self, run_id: str | None) -> Marker | None:
         """The marker the plan took the run to carry (from the state file, the cache or a read)."""

@@ -57,7 +57,24 @@ def check_targets(session: RepoSession, targets: Sequence[str]) -> None:
 async def _plan_in(session: RepoSession, policy: Policy, *, unmanaged: bool = False) -> PlanResult:
     check_targets(session, sorted(policy.targets))
     observed = await session.observe(unmanaged=unmanaged)
-    return PlanResult(plan(session.desired, observed, policy), policy, observed, session.adopted)
+    planned = plan(session.desired, observed, policy)
+    # a stop of a run newer than this checkout is refused (identity.stop_refusal): asked only of
+    # the runs the plan would stop, so a plan that stops nothing reads no run and runs no git
+    behind = await session.history.newer_runs(session.client, stop_targets(planned))
+    if behind:
+        observed = observed.model_copy(update={"behind": behind})
+        planned = plan(session.desired, observed, policy)
+    return PlanResult(planned, policy, observed, session.adopted)
+
+
+def stop_targets(planned: Plan) -> list[str]:
+    """The runs the plan would stop: a stop, a replace's old run, a pruned orphan."""
+    stopping = (ActionKind.STOP, ActionKind.REPLACE)
+    return [
+        a.run_id
+        for a in planned.actions
+        if a.run_id is not None and (a.kind in stopping or (a.kind is ActionKind.ORPHAN and a.will_stop))
+    ]
 
 
 async def make_plan(

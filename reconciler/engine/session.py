@@ -23,6 +23,7 @@ from .machine_cache import MachineCache
 from .observe import EarlyReads, Ownership, observe
 from .other_core import Elsewhere
 from .render_inputs import templates_digest
+from .stale_checkout import CheckoutHistory
 from .state import SpecRecord, State, load_state, save_state
 
 
@@ -59,9 +60,11 @@ class RepoSession:
     # the reads open_session started before the specs were loaded, used by the first observe only
     early: EarlyReads | None = None
     ownership: Ownership = field(init=False)
+    history: CheckoutHistory = field(init=False)  # which runs are newer than this checkout
     known_owners: InitVar[Ownership | None] = None  # built already (for the early reads)
 
     def __post_init__(self, known_owners: Ownership | None) -> None:
+        self.history = CheckoutHistory(self.project.root)
         cache = self.machine or MachineCache.in_memory()
         self.ownership = known_owners or Ownership(
             self.client, self.state, cache, self.owner, legacy_owner=self.legacy_owner

@@ -88,9 +88,13 @@ def test_a_checkout_that_is_behind_never_stops_the_run_of_a_newer_config(clones:
     assert ci.apply().returncode == 0  # replaces the first run with one of the newer config
     newer = next(name for name, status in ci.statuses().items() if status in LIVE)
 
-    done = laptop.apply()  # still on the first commit: to it, the newer run "runs a config this spec no longer has"
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "which this checkout is behind" in done.stdout and "git pull" in done.stdout
+    # still on the first commit: to it, the newer run "runs a config this spec no longer has"
+    plan = laptop.cli("plan", "--target", "tb-smoke", "--detailed-exitcode")
+    assert plan.returncode == 3, plan.stdout + plan.stderr  # blocked, as apply would be: never "stop"
+    assert "! blocked  tb-smoke" in plan.stdout and "which this checkout is behind" in plan.stdout
+    done = laptop.apply()
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "git pull" in done.stdout
     assert ci.statuses()[newer] in LIVE
 
     git(laptop.root, "pull", "-q", "origin", "main")

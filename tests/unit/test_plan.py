@@ -335,6 +335,22 @@ def test_a_replace_blocked_by_a_shared_owner_spends_none_of_the_apply_budget() -
     assert by_spec["runs/b"].kind is ActionKind.SUBMIT, by_spec["runs/b"].reason
 
 
+def test_a_replace_of_a_run_newer_than_the_checkout_is_blocked_and_spends_none_of_the_budget() -> None:
+    changed = spec(SMOKE, "runs/a")
+    new = spec(SMOKE.replace('task_names = ["t1"]', 'task_names = ["t1", "t2"]'), "runs/b")
+    obs = observed(run("runs/a", "0" * 16), behind={"r1": "c" * 40})
+    by_spec = {a.spec_id: a for a in plan(Desired(runs=(changed, new)), obs, Policy(max_attempts_per_apply=2)).actions}
+    assert by_spec["runs/a"].blocked_by == "stale_checkout" and "git pull" in by_spec["runs/a"].reason
+    assert by_spec["runs/b"].kind is ActionKind.SUBMIT, by_spec["runs/b"].reason
+
+
+def test_a_pruned_orphan_newer_than_the_checkout_is_kept() -> None:
+    (orphan,) = plan(
+        Desired(), observed(run("runs/gone", "0" * 16), behind={"r1": "c" * 40}), Policy(prune=True)
+    ).actions
+    assert orphan.kind is ActionKind.BLOCKED and orphan.blocked_by == "stale_checkout" and not orphan.will_stop
+
+
 def test_under_a_shared_owner_an_unknown_spec_id_is_not_called_deleted_nor_offered_to_prune() -> None:
     (orphan,) = plan(Desired(), observed(run("runs/gone", "0" * 16), shared_owner=True)).actions
     assert orphan.kind is ActionKind.ORPHAN and not orphan.will_stop
