@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -35,11 +37,21 @@ def category(path: str) -> str | None:
 
 
 def types_on_disk(run_dir: Path, run_id: str) -> frozenset[str]:
-    """Output types completely downloaded for a terminal run, as recorded after a successful download."""
+    """Output types completely downloaded for a terminal run, as recorded after a successful
+    download, less any type a recorded file of which is no longer a regular file there (deleted,
+    or a folder in its place): the plan downloads that type again rather than call it in sync."""
     ledger = load_ledger(run_dir)
     if ledger.run_id != run_id:
         return frozenset()
-    return frozenset(t for t in ledger.types if t in TYPES)
+    gone = {category(path) for path in ledger.files if not _is_file(run_dir, path)}
+    return frozenset(t for t in ledger.types if t in TYPES and t not in gone)
+
+
+def _is_file(run_dir: Path, path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(run_dir / path).st_mode)
+    except (OSError, ValueError):  # gone, or a name no file can have (a NUL from a hand-edited ledger)
+        return False
 
 
 def downloaded_types(outputs_root: Path, runs: Iterable[tuple[str, str]]) -> dict[str, frozenset[str]]:

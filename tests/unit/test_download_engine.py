@@ -323,6 +323,7 @@ def test_a_ledger_left_inside_the_run_folder_by_an_older_version_moves_beside_it
     folder.mkdir(parents=True)
     (folder / ".reconciler-download.json").write_text(json.dumps({"run_id": RUN_ID, "types": ["logs"]}))
     (folder / ".reconciler-files.json").write_text(json.dumps({"files": {"logs.txt": "old-token"}}))
+    (folder / "logs.txt").write_text("the logs that version downloaded\n")
     assert types_on_disk(folder, RUN_ID) == {"logs"}
     run(FakePlatform(sample_files()), tmp_path, types=("summary",))
     assert not (folder / ".reconciler-download.json").exists() and not (folder / ".reconciler-files.json").exists()
