@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from ..core.cells import cell, code_cell
 from ..core.plan import Action, ActionKind, Plan
 from ..core.review import Review, SpecChange, format_value
+from ..specs.visible import visible
 from .plan_text import SYMBOLS, money
 
 MAX_FIELDS = 60  # per spec; the rest is counted, not listed
@@ -98,11 +99,16 @@ def render_review_markdown(review: Review, plan: Plan | None) -> str:
 
 def render_review_text(review: Review, plan: Plan | None) -> str:
     """The same review for a terminal: a heading, then per spec its headline, plan and field lines."""
-    out = [f"Spec changes against {review.base_ref} (merge base {review.merge_base[:12]}): {len(review.changes)}"]
+    # every name is shown through `visible`, as the plan's own lines are: an id from the base
+    # branch, or from a spec older than the id rules, may hold a newline (a forged `+ submit` line)
+    # or a bidi override (another id than the one planned)
+    out = [
+        f"Spec changes against {visible(review.base_ref)} (merge base {review.merge_base[:12]}): {len(review.changes)}"
+    ]
     for change in review.changes:
-        out.append(f"  {change.spec_id}: {_headline(change)}")
+        out.append(f"  {visible(change.spec_id)}: {visible(_headline(change))}")
         actions = [a for a in _actions_for(change, plan) if a.kind is not ActionKind.NOOP]
-        out += [f"    plan: {action_summary(a)}" for a in actions]
-        out += [f"    note: {n}" for n in _notes(change)]
-        out += [f"      {line}" for line in _field_lines(change)]
+        out += [f"    plan: {visible(action_summary(a))}" for a in actions]
+        out += [f"    note: {visible(n)}" for n in _notes(change)]
+        out += [f"      {visible(line)}" for line in _field_lines(change)]
     return "\n".join(out) + "\n"

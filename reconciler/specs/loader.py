@@ -389,7 +389,9 @@ def load_specs(
         if is_benchmark_document(doc.data):
             bspec, diags = load_benchmark_spec(doc, spec_id)
             result.diagnostics += diags
-            if bspec is not None and (clash := _same_id(bench_ids, bspec.id, display)) is not None:
+            if bspec is not None and (bad := _bad_id(doc, bspec.id, (), "rename the file")) is not None:
+                result.diagnostics.append(bad)
+            elif bspec is not None and (clash := _same_id(bench_ids, bspec.id, display)) is not None:
                 result.diagnostics.append(doc.at((), "DUPLICATE_ID", clash))
             elif bspec is not None:
                 result.benchmark_specs.append(bspec)
@@ -400,17 +402,11 @@ def load_specs(
         result.diagnostics += diags
         if spec is None:
             continue
-        id_problem = spec_id_problem(spec.id)
-        if id_problem is not None:
-            # the id becomes the ownership marker; one that cannot come back from the platform
-            # would leave the run unrecognised and submitted again
-            result.diagnostics.append(
-                doc.at(
-                    ("reconcile", "id") if spec.reconcile.id else (),
-                    "BAD_SPEC_ID",
-                    f"spec id {spec.id!r} {id_problem}; rename the file or set [reconcile] id",
-                )
-            )
+        bad = _bad_id(
+            doc, spec.id, ("reconcile", "id") if spec.reconcile.id else (), "rename the file or set [reconcile] id"
+        )
+        if bad is not None:
+            result.diagnostics.append(bad)
             continue
         clash = _same_id(ids, spec.id, display)
         if clash is not None:
@@ -446,6 +442,18 @@ def load_specs(
         for spec_id, board_key, message in written:
             result.diagnostics.append(board_texts[spec_id].at(("leaderboard", board_key), "UNSAFE_PATH", message))
     return result
+
+
+def _bad_id(doc: Document, spec_id: str, key: KeyPath, fix: str) -> Diagnostic | None:
+    """An error at `key` (the file, for an id from its path) when `spec_id` breaks the spec id rules.
+
+    One rule for run and benchmark specs: a run's id becomes its ownership marker (one that cannot
+    come back from the platform leaves the run unrecognised, submitted again), and every id is
+    printed in plans, reviews and commit subjects, where a newline or a bidi override forges lines."""
+    problem = spec_id_problem(spec_id)
+    if problem is None:
+        return None
+    return doc.at(key, "BAD_SPEC_ID", f"spec id {spec_id!r} {problem}; {fix}")
 
 
 def _lookalike(doc: Document, spec_id: str, key: KeyPath) -> list[Diagnostic]:

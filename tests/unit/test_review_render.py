@@ -111,3 +111,13 @@ def test_the_text_review_lists_plan_and_fields_per_spec() -> None:
         "    plan: -/+ replace: 180 attempts, est. $42.50 (config changed: stop tb-1 (running), submit the new config)",
         "      agents[1].model.model: openai/gpt-5.2 -> anthropic/claude-sonnet-4",
     ]
+
+
+def test_the_terminal_review_shows_a_newline_and_an_override_in_an_id_as_escapes() -> None:
+    """An id from the base branch (or a spec older than the id rules) cannot print a forged plan line."""
+    forged = "benchmarks/tb\n  + submit   FORGED \u202e"
+    change = SpecChange("deleted", "specs/benchmarks/tb\n  + submit   FORGED \u202e.toml", forged, "benchmark")
+    text = render_review_text(review(change), plan())
+    assert "\u202e" not in text
+    assert not any(line.lstrip().startswith("+ submit") for line in text.splitlines())
+    assert "  benchmarks/tb\\n  + submit   FORGED \\u202e: deleted specs/benchmarks/tb\\n" in text

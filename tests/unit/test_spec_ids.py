@@ -234,3 +234,28 @@ def test_two_benchmark_specs_whose_ids_differ_only_in_case_are_one_id(tmp_path: 
     result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
     (error,) = result.errors
     assert error.code == "DUPLICATE_ID" and len(result.benchmark_specs) == 1
+
+
+BENCHMARK_SPEC = '[benchmark]\nref = "tb"\n'
+FORGED = "tb\n  + submit   FORGED \u202e"  # a file name that would print a forged plan line, reversed
+
+
+def test_the_loader_refuses_a_benchmark_spec_file_name_that_breaks_the_spec_id_rules(tmp_path: Path) -> None:
+    """Run and benchmark spec ids follow one rule: a newline or a bidi override in either would
+    forge lines in a plan, a review and a commit subject."""
+    path = tmp_path / "specs" / "benchmarks" / f"{FORGED}.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(BENCHMARK_SPEC)
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    (error,) = result.errors
+    assert result.benchmark_specs == []
+    assert error.code == "BAD_SPEC_ID" and error.file == f"specs/benchmarks/{FORGED}.toml" and error.line == 1
+    assert "U+000A" in error.message and "rename the file" in error.message
+
+
+def test_the_loader_accepts_a_benchmark_spec_file_named_with_a_space_and_an_at_sign(tmp_path: Path) -> None:
+    path = tmp_path / "specs" / "benchmarks" / "tb smoke@2.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(BENCHMARK_SPEC)
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    assert [b.id for b in result.benchmark_specs] == ["benchmarks/tb smoke@2"] and not result.errors
