@@ -9,13 +9,14 @@ from __future__ import annotations
 import re
 
 from ..errors import ReconcilerError
+from ..specs.marker_names import MARKER_NAME_PATTERN
 
 
 class MarkerError(ReconcilerError):
     pass
 
 
-_ANY_MARKER = re.compile(r"<!--\s*(/?)reconciler:leaderboard\s+([^\s>]+)\s*-->")
+_ANY_MARKER = re.compile(rf"<!--\s*(/?)reconciler:leaderboard\s+({MARKER_NAME_PATTERN})\s*-->")
 
 
 def begin_marker(name: str) -> str:

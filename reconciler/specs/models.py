@@ -9,6 +9,7 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_va
 
 from ..safe_paths import overlaps, path_problem
 from ..values import Value
+from .marker_names import marker_name_problem
 from .run_config import RunConfig
 
 OutputType = Literal["summary", "results", "artifacts", "logs", "all"]
@@ -61,6 +62,14 @@ class LeaderboardTable(_Table):
     @classmethod
     def _inside_the_work_tree(cls, value: str | None) -> str | None:
         return None if value is None else _writable(value)
+
+    @field_validator("name")
+    @classmethod
+    def _a_marker_can_hold_it(cls, value: str | None) -> str | None:
+        problem = None if value is None else marker_name_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class PolicyTable(_Table):
