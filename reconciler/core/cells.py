@@ -19,6 +19,16 @@ def cell(value: object) -> str:
 
 
 def code_cell(value: object) -> str:
-    """Identifiers shown as-is in a cell, still unable to break the table, open HTML or hide characters."""
+    """An identifier as an inert Markdown code span (`` `runs/tb smoke@1` ``; "" for no text).
+
+    A spec id or path is a file name, so it may read `![No changes](x.png)`, `[Approved](..)`,
+    `**b**` or `@octo-org/team`; a code span is the one container GitHub never turns into an
+    image, link, emphasis or mention. Inside it: a backtick (which would close the span) becomes
+    `'`; `|` becomes `\\|`, which GFM resolves at the table level, so the span cannot split a
+    table row; `<` and `>` stay entities, so the same text is safe inside an HTML comment (a raw
+    `-->` would end it); control and bidi characters are shown as escapes."""
     text = visible(" ".join(str(value).split()))
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
+    if not text:
+        return ""
+    text = text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
+    return f"`{text}`"

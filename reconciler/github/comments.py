@@ -175,7 +175,7 @@ def validation_failed_body(diagnostics: Sequence[Diagnostic]) -> str:
     for d in diagnostics:
         level = "error" if d.severity.value == "error" else "warning"
         text = f"{d.key}: {d.message}" + (f" ({d.hint})" if d.hint else "")
-        lines.append(f"- **{level}** `{code_cell(f'{d.file}:{d.line}:{d.col}')}`: {cell(text)}")
+        lines.append(f"- **{level}** {code_cell(f'{d.file}:{d.line}:{d.col}')}: {cell(text)}")
     return "\n".join(lines) + "\n"
 
 

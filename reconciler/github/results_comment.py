@@ -8,8 +8,9 @@ stopped one the reason its logs give.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from urllib.parse import quote
 
-from ..core.cells import cell
+from ..core.cells import cell, code_cell
 from ..core.run_results import AgentReport, RunReport
 from .rest import CommitStatus
 
@@ -52,7 +53,7 @@ def _comparison(agent: AgentReport) -> str:
     if c is None:
         return "no earlier run"
     return (
-        f"{_signed_pp(c.delta)} vs `{cell(c.previous_run)}`; McNemar p = {_p(c.p_value)}"
+        f"{_signed_pp(c.delta)} vs {code_cell(c.previous_run)}; McNemar p = {_p(c.p_value)}"
         f" ({c.b} now-only, {c.c} before-only passes of {c.paired} paired tasks)"
     )
 
@@ -83,18 +84,29 @@ HEADER = (
 
 
 def leaderboard_url(path: str, *, server_url: str, repository: str, ref: str) -> str:
-    return f"{server_url.rstrip('/')}/{repository}/blob/{ref}/{path}"
+    # the path is a file name from a spec: percent-encoded, a `)` or a space in it cannot end the link
+    return f"{server_url.rstrip('/')}/{repository}/blob/{quote(ref, safe='/')}/{quote(path, safe='/')}"
+
+
+# what a Markdown link destination may hold as it is; anything else (a space or `)` that would
+# end the link, `<`, `>`, a backtick, a control character) is percent-encoded
+_URL_SAFE = "/:?#[]@!$&'*+,;=%~"
+
+
+def _link(text: str, url: str) -> str:
+    """`text` (already inert Markdown, such as a code span) linking to `url`."""
+    return f"[{text}]({quote(url, safe=_URL_SAFE)})"
 
 
 def run_section(run: RunReport, *, server_url: str, repository: str, ref: str) -> str:
-    name = f"[`{cell(run.run_name)}`]({run.platform_url})" if run.platform_url else f"`{cell(run.run_name)}`"
+    name = _link(code_cell(run.run_name), run.platform_url) if run.platform_url else code_cell(run.run_name)
     if run.superseded_by:
         return (
-            f"#### `{cell(run.spec_id)}`: run {name} superseded\n\nA later run of this spec,"
-            f" `{cell(run.superseded_by)}`, took its place before it ended (this one is {run.status});"
+            f"#### {code_cell(run.spec_id)}: run {name} superseded\n\nA later run of this spec,"
+            f" {code_cell(run.superseded_by)}, took its place before it ended (this one is {run.status});"
             " the later run's results are reported with the change that asked for it.\n"
         )
-    lines = [f"#### `{cell(run.spec_id)}`: run {name} {run.status}", ""]
+    lines = [f"#### {code_cell(run.spec_id)}: run {name} {run.status}", ""]
     if not run.terminal:
         lines.append("Still going; this comment is updated when it ends.")
         return "\n".join(lines) + "\n"
@@ -110,7 +122,7 @@ def run_section(run: RunReport, *, server_url: str, repository: str, ref: str) -
         lines.append("No results were produced.")
     if run.leaderboard:
         url = leaderboard_url(run.leaderboard, server_url=server_url, repository=repository, ref=ref)
-        lines += ["", f"Leaderboard: [{run.leaderboard}]({url})"]
+        lines += ["", f"Leaderboard: {_link(code_cell(run.leaderboard), url)}"]
     return "\n".join(lines) + "\n"
 
 

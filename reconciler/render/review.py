@@ -9,7 +9,7 @@ can close the fence and inject Markdown or HTML (such as a forged comment marker
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..core.cells import cell, code_cell
 from ..core.plan import Action, ActionKind, Plan
@@ -36,23 +36,26 @@ def action_summary(action: Action) -> str:
     return f"{text} ({action.reason})"
 
 
-def _headline(change: SpecChange) -> str:
+def _headline(change: SpecChange, name: Callable[[str], str]) -> str:
+    """`edited specs/runs/x.toml`, each path shown by `name` (a code span in Markdown)."""
     if change.status == "renamed":
-        return f"renamed from {change.old_path} to {change.path}"
-    return f"{change.status} {change.path}"
+        return f"renamed from {name(change.old_path or '')} to {name(change.path)}"
+    return f"{change.status} {name(change.path)}"
 
 
-def _notes(change: SpecChange) -> list[str]:
+def _notes(change: SpecChange, name: Callable[[str], str], text: Callable[[str], str]) -> list[str]:
+    """Notes on a change: ids shown by `name`, everything else by `text` (escaped Markdown, or
+    terminal text), so an id is a code span in a comment and never live Markdown."""
     notes = []
     if change.old_spec_id and change.old_spec_id != change.spec_id:
         notes.append(
-            f"the spec id changes from {change.old_spec_id} to {change.spec_id}: the new id is a new spec"
-            " (its old runs become orphans); set [reconcile] id to keep the old one"
+            f"{text('the spec id changes from')} {name(change.old_spec_id)} {text('to')} {name(change.spec_id)}"
+            + text(": the new id is a new spec (its old runs become orphans); set [reconcile] id to keep the old one")
         )
     if change.error:
-        notes.append(f"no field diff: {change.error}")
+        notes.append(text(f"no field diff: {change.error}"))
     elif change.status in ("edited", "renamed") and not change.fields:
-        notes.append("no field changes (comments or formatting only)")
+        notes.append(text("no field changes (comments or formatting only)"))
     return notes
 
 
@@ -76,7 +79,7 @@ def _fence(lines: Sequence[str]) -> str:
 def render_review_markdown(review: Review, plan: Plan | None) -> str:
     """A `#### Spec changes` section: one entry per changed spec, fields in a fence, its plan actions."""
     head = (
-        f"#### Spec changes against `{code_cell(review.base_ref)}`"
+        f"#### Spec changes against {code_cell(review.base_ref)}"
         f" (merge base `{review.merge_base[:12]}`): {len(review.changes)}"
     )
     if not review.changes:
@@ -87,9 +90,9 @@ def render_review_markdown(review: Review, plan: Plan | None) -> str:
         planned = "; ".join(cell(action_summary(a)) for a in actions if a.kind is not ActionKind.NOOP)
         if not planned:
             planned = "no action" if plan is not None else "not planned"
-        entry = [f"**`{code_cell(change.spec_id)}`** ({change.kind} spec) {cell(_headline(change))}", ""]
+        entry = [f"**{code_cell(change.spec_id)}** ({change.kind} spec) {_headline(change, code_cell)}", ""]
         entry.append(f"Plan: {planned}")
-        entry += [f"\n_{cell(n)}_" for n in _notes(change)]
+        entry += [f"\n_{n}_" for n in _notes(change, code_cell, cell)]
         lines = _field_lines(change)
         if lines:
             entry += ["", _fence(lines)]
@@ -106,9 +109,9 @@ def render_review_text(review: Review, plan: Plan | None) -> str:
         f"Spec changes against {visible(review.base_ref)} (merge base {review.merge_base[:12]}): {len(review.changes)}"
     ]
     for change in review.changes:
-        out.append(f"  {visible(change.spec_id)}: {visible(_headline(change))}")
+        out.append(f"  {visible(change.spec_id)}: {_headline(change, visible)}")
         actions = [a for a in _actions_for(change, plan) if a.kind is not ActionKind.NOOP]
         out += [f"    plan: {visible(action_summary(a))}" for a in actions]
-        out += [f"    note: {visible(n)}" for n in _notes(change)]
+        out += [f"    note: {n}" for n in _notes(change, visible, visible)]
         out += [f"      {visible(line)}" for line in _field_lines(change)]
     return "\n".join(out) + "\n"

@@ -74,7 +74,7 @@ def test_the_markdown_plan_of_a_blocked_spec_never_says_no_changes(root: Path) -
     block_smoke(root)
     done = cli(root, "plan", "--format", "markdown", "--target", "tb-smoke")
     assert done.returncode == 0, done.stderr
-    assert "No changes" not in done.stdout and "**Blocked (1):** tb-smoke." in done.stdout
+    assert "No changes" not in done.stdout and "**Blocked (1):** `tb-smoke`." in done.stdout
 
 
 def test_reconcile_names_the_blocked_spec_and_exits_3(root: Path) -> None:

@@ -23,7 +23,7 @@ def test_the_text_plan_shows_the_move_from_the_old_id_to_the_new_one() -> None:
 def test_the_markdown_plan_has_a_moved_row_without_cost() -> None:
     rows = [line for line in render_markdown(renamed()).splitlines() if "| moved |" in line]
     (row,) = rows
-    assert "| moved | runs/smoke | run-r1 |  |  | renamed from runs/my smoke@1;" in row
+    assert "| moved | `runs/smoke` | run-r1 |  |  | renamed from runs/my smoke@1;" in row
 
 
 def test_a_run_name_from_the_platform_cannot_reorder_or_recolour_the_text_plan() -> None:

@@ -63,7 +63,7 @@ def test_a_run_without_figures_says_why() -> None:
 
 def test_the_leaderboard_link_points_at_the_committed_file_on_the_branch() -> None:
     text = run_section(run("finished", leaderboard="leaderboards/tb.md"), **LINKS)
-    assert "[leaderboards/tb.md](https://github.com/acme/evals/blob/main/leaderboards/tb.md)" in text
+    assert "Leaderboard: [`leaderboards/tb.md`](https://github.com/acme/evals/blob/main/leaderboards/tb.md)" in text
 
 
 def test_runs_without_a_submitting_commit_belong_to_no_group() -> None:

@@ -41,14 +41,14 @@ def review(*changes: SpecChange) -> Review:
 
 def test_an_edited_spec_shows_its_field_diff_and_planned_replace_with_cost() -> None:
     text = render_review_markdown(review(EDITED), plan(REPLACE))
-    assert "**`tb-compare`** (run spec) edited specs/runs/tb-compare.toml" in text
+    assert "**`tb-compare`** (run spec) edited `specs/runs/tb-compare.toml`" in text
     assert "Plan: -/+ replace: 180 attempts, est. $42.50" in text
     assert "```\nagents[1].model.model: openai/gpt-5.2 -> anthropic/claude-sonnet-4\n```" in text
 
 
 def test_a_deleted_spec_shows_its_orphaned_run() -> None:
     text = render_review_markdown(review(DELETED), plan(ORPHAN))
-    assert "deleted specs/runs/old.toml" in text
+    assert "deleted `specs/runs/old.toml`" in text
     assert "Plan: ? orphan (its spec was deleted; stopped only with --prune)" in text
 
 
@@ -66,8 +66,8 @@ def test_a_renamed_spec_whose_id_changes_says_so() -> None:
         "renamed", "specs/runs/b.toml", "runs/b", "run", old_path="specs/runs/a.toml", old_spec_id="runs/a"
     )
     text = render_review_markdown(review(change), plan())
-    assert "renamed from specs/runs/a.toml to specs/runs/b.toml" in text
-    assert "the spec id changes from runs/a to runs/b" in text
+    assert "renamed from `specs/runs/a.toml` to `specs/runs/b.toml`" in text
+    assert "the spec id changes from `runs/a` to `runs/b`" in text
 
 
 def test_an_added_spec_lists_its_values() -> None:
@@ -100,7 +100,7 @@ def test_the_plan_markdown_without_a_review_is_unchanged() -> None:
         "**1 paid submit(s), 180 attempts, est. $42.50**\n\n"
         "| | action | spec | run | attempts | est. cost | why |\n"
         "|---|---|---|---|---:|---:|---|\n"
-        "| -/+ | replace | tb-compare | tb-1 | 180 | $42.50 | config changed: stop tb-1 (running), submit the new config |\n\n"
+        "| -/+ | replace | `tb-compare` | tb-1 | 180 | $42.50 | config changed: stop tb-1 (running), submit the new config |\n\n"
     )
 
 
