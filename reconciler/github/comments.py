@@ -142,7 +142,7 @@ def paid_actions(plan: Plan, limit: int = COMMENT_LIMIT // PAID_SHARE) -> str:
     lines = [head]
     used = len(head) + 1
     for shown, action in enumerate(paid):
-        line = f"- {action.kind.value} `{code_cell(action.spec_id or '')}`{_paid_cost(action)}"
+        line = f"- {action.kind.value} {code_cell(action.spec_id or '')}{_paid_cost(action)}"
         more = f"- and {len(paid) - shown} more: every one is in the job summary"
         if used + len(line) + 1 + len(more) > limit:
             lines.append(more)
