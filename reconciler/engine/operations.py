@@ -280,8 +280,7 @@ async def apply_plan(
         if submitted_by:
             from .results import stamp_submissions
 
-            going = frozenset(r.id for r in result.observed.runs if r.active)
-            stamp_submissions(session, before, submitted_by, going=going)
+            stamp_submissions(session, before, submitted_by)
             session.save_state()
         return ApplyResult(result, report)
 

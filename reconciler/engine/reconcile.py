@@ -134,10 +134,7 @@ async def reconcile(
             for f in (f for f in o.files if verbose or f in o.changed):
                 say(f"{'updated  ' if f in o.changed else 'unchanged'} {f}")
         # a job no merge started (schedule, dispatch) that reports results credits the merges
-        going = frozenset(r.id for r in first.observed.runs if r.active)
-        stamp_submissions(
-            session, before, submitted_by, credit_changes=results, replaced=frozenset(replace), going=going
-        )
+        stamp_submissions(session, before, submitted_by, credit_changes=results, replaced=frozenset(replace))
         reports = await collect_results(session, second.observed, targets) if results else []
         session.save_state()
         generated = sorted({f for o in rendered for f in o.files} | {project.settings.state_file})

@@ -29,7 +29,7 @@ from ..core.run_results import (
     comparisons,
     parse_results,
 )
-from ..core.world import Observed, ObservedRun
+from ..core.world import Observed, ObservedRun, RunStatus
 from ..errors import ReconcilerError
 from ..outputs.layout import run_dir_name
 from ..render.leaderboard import Row, parse_rows
@@ -49,7 +49,6 @@ def stamp_submissions(
     *,
     credit_changes: bool = False,
     replaced: frozenset[str] = frozenset(),
-    going: frozenset[str] = frozenset(),
 ) -> None:
     """Record on every spec whose run changed since `before` (spec id -> its record) the commit that
     asked for the run: the newest commit up to `commit` (this push) that changed the spec's file,
@@ -62,10 +61,12 @@ def stamp_submissions(
     queued (`on_change = "queue"`) is submitted later, and is still that pull request's. A spec
     submitted again on purpose (`replaced`, --replace) asked nobody: it is credited to no one.
 
-    A run that took the place of a run another commit asked for, while that run was still going
-    (`going`: run ids active when this job first looked), records it (`Replaced`): its pull
-    request still waits for a last report, which `collect_results` makes. One that had ended was
-    reported already, and keeps that report."""
+    A run that took the place of a run another commit asked for records it (`Replaced`): that
+    commit's pull request still waits for a last report, which `collect_results` makes: as
+    superseded when the run was stopped for the new one, else its own final report. A run that
+    ended between two jobs was reported by none of them (every job reports only each spec's
+    latest run); one reported already is reported the same again, which changes nothing on
+    GitHub (an unchanged comment is not edited, an unchanged status not set)."""
     upto = commit or ("HEAD" if credit_changes else None)
     from ..vcs.commit import last_change
 
@@ -76,7 +77,7 @@ def stamp_submissions(
         if old is not None and old.run_id == record.run_id:
             continue
         update: dict[str, object] = {}
-        if old is not None and old.commit and old.run_id in going:
+        if old is not None and old.commit:
             update["replaced"] = Replaced(run_id=old.run_id, run_name=old.run_name, commit=old.commit)
         if upto is not None and not (commit is None and spec_id in replaced):
             path = paths.get(spec_id)
@@ -222,7 +223,10 @@ async def collect_results(session: RepoSession, observed: Observed, targets: Seq
             before = runs.get(gone.run_id) if confirmed(gone.run_id, spec_id) else None
             if before is not None:
                 report = await collector.report(spec, before, gone.commit)
-                out.append(report.model_copy(update={"superseded_by": record.run_name}))
+                # stopped for the new run (or still going): superseded; ended on its own: its own result
+                if before.status == RunStatus.STOPPED or not before.terminal:
+                    report = report.model_copy(update={"superseded_by": record.run_name})
+                out.append(report)
             if before is None or before.terminal:
                 session.state.specs[spec_id] = record = record.model_copy(update={"replaced": None})
         if record.run_id in runs and not confirmed(record.run_id, spec_id):

@@ -425,6 +425,30 @@ def test_a_run_that_ended_before_a_later_merge_changed_its_spec_keeps_its_report
     assert github.statuses(REPO, first) == final
 
 
+def test_a_run_that_ended_with_no_job_to_report_it_gets_its_final_report_from_the_next_merge(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    """#7's run ends before any scheduled job looks; #8's push job replaces the record: #7 still
+    gets its run's own final report (not "superseded": it was not stopped), not `pending` forever."""
+    root = make_repo(tmp_path / "repo", "tb-smoke")
+    spec = root / "specs/runs/tb-smoke.toml"
+    open_pull_request(
+        root, github, lambda _root: spec.write_text(spec.read_text().replace("max_retries = 0", "max_retries = 1"))
+    )
+    first = merge(root, github, "experiment")
+    push = cli(root, "reconcile", "--github-results", env=actions_env(root, github, "push", first, {"after": first}))
+    assert push.returncode == 0, push.stdout + push.stderr
+    assert github.statuses(REPO, first)[0]["state"] == "pending"
+    assert cli(root, "wait").returncode == 0  # it ends; no job runs meanwhile
+
+    merge_pull_request_8(root, github, spec, lambda text: text.replace("max_retries = 1", "max_retries = 2"))
+
+    newest = github.statuses(REPO, first)[0]
+    assert newest["state"] in ("success", "failure") and "superseded" not in newest["description"]
+    assert "Pass@1" in str(results_comment(github)["body"]) or "pass@1" in str(results_comment(github)["body"])
+    assert "replaced" not in state(root)["specs"]["tb-smoke"]  # its commit had its last report
+
+
 def test_a_state_record_naming_another_owners_run_reports_nothing_of_that_run(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
