@@ -3,10 +3,12 @@
 Each matrix job of the sharded workflow reconciles its own specs and leaves its own copy of the
 state file; the last job merges them into the checked-out one before it renders and commits:
 
-    specs       a record a shard changed (another run, or a submitting commit) replaces the base
-                record; shards own disjoint specs, and for the same spec the later file wins.
-                A record a shard moved to the spec's new id (its file was renamed: the run is
-                now in `moved`) leaves the old id, as it did in the shard
+    specs       one rule per record a shard changed from the base (`_merged_record`): which run
+                is current is the shard's when it moved the spec to another run, else what the
+                target holds (a shard that only learned more of a run never undoes a newer record
+                of another job); what is known of one run (the commit credited with it, the run
+                it replaced) only accumulates. A record a shard moved to the spec's new id (its
+                file was renamed: the run is now in `moved`) leaves the old id, as it did in the shard
     markers     the union (a run's marker never changes once the run exists); two files that
                 disagree about one run both lose it: the next read asks the platform, which
                 alone knows (one of them was edited by hand)
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..settings import Project
-from .state import State
+from .state import SpecRecord, State
 
 
 def merge_states(base: State, shards: Sequence[State], *, onto: State | None = None) -> tuple[State, list[str]]:
@@ -39,18 +41,19 @@ def merge_states(base: State, shards: Sequence[State], *, onto: State | None = N
     markers = dict(target.markers)
     facts: dict[str, dict[str, Any]] = {name: dict(getattr(target, name)) for name in _FACTS}
     intents = list(target.intents)
-    changed: set[str] = set()
     conflicted: set[str] = set()
     for shard in shards:
         renamed = {run_id: spec_id for run_id, spec_id in shard.moved.items() if base.moved.get(run_id) != spec_id}
         for spec_id, record in base.specs.items():
             if renamed.get(record.run_id, spec_id) != spec_id and spec_id not in shard.specs:
                 specs.pop(spec_id, None)
-                changed.add(spec_id)
         for spec_id, record in shard.specs.items():
-            if base.specs.get(spec_id) != record:
-                specs[spec_id] = record
-                changed.add(spec_id)
+            if (start := base.specs.get(spec_id)) != record:
+                merged_record = _merged_record(start, record, specs.get(spec_id))
+                if merged_record is None:
+                    specs.pop(spec_id, None)
+                else:
+                    specs[spec_id] = merged_record
         for run_id, marker in shard.markers.items():
             if base.markers.get(run_id) == marker and run_id in markers:
                 continue  # not the shard's news: what the target holds stands
@@ -75,7 +78,28 @@ def merge_states(base: State, shards: Sequence[State], *, onto: State | None = N
     for run_id in conflicted:  # only positive facts are cached: an unknown marker is read again
         del markers[run_id]
     merged = target.model_copy(update={"specs": specs, "markers": markers, "intents": intents, **facts})
+    changed = {s for s in specs.keys() | target.specs.keys() if specs.get(s) != target.specs.get(s)}
     return merged, sorted(changed)
+
+
+def _merged_record(base: SpecRecord | None, mine: SpecRecord, theirs: SpecRecord | None) -> SpecRecord | None:
+    """A spec's record after a shard changed it from `base` to `mine`, where the target holds
+    `theirs` (None: no record).
+
+    The current run is the shard's when the shard moved the spec to another run, or when the
+    target still holds the base's record; otherwise the target's, which moved on (or dropped the
+    record) after the base, and `mine` only learned more of the run it left behind: a job whose
+    first plan rebuilt a record from the run's marker (no commit) would otherwise undo the
+    credit the job that submitted the run pushed. Where both records name the same run, what
+    either knows of it is kept (the target's where both know one): a lost commit is a pull
+    request that never gets its results, a lost `replaced` one that never gets its last."""
+    shards_news = base is None or mine.run_id != base.run_id or theirs == base
+    current = mine if shards_news else theirs
+    if current is None or theirs is None or theirs.run_id != mine.run_id:
+        return current
+    return current.model_copy(
+        update={"commit": theirs.commit or mine.commit, "replaced": theirs.replaced or mine.replaced}
+    )
 
 
 _FACTS = ("moved", "run_agents", "adopted", "benchmark_ids")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from reconciler.core.identity import Marker
 from reconciler.core.shards import Shard, by_benchmark, by_spec_id, matrix_json
 from reconciler.core.world import RunAgents
 from reconciler.engine.shard_state import merge_states
-from reconciler.engine.state import Intent, SpecRecord, State
+from reconciler.engine.state import Intent, Replaced, SpecRecord, State
 
 spec_ids = st.sets(st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True), max_size=60)
 
@@ -163,3 +163,55 @@ def test_a_job_applying_its_changes_onto_anothers_state_never_undoes_that_jobs_n
     merged, changed = merge_states(start, [ours], onto=theirs)
     assert (merged.moved, merged.benchmark_ids) == ({"r1": "runs/c"}, {"hle": "B2"})
     assert merged.specs == {"a": record("1"), "n": record("5", "c" * 40)} and changed == ["n"]
+
+
+def test_a_job_that_only_rebuilt_a_record_keeps_the_commit_the_submitting_job_pushed() -> None:
+    # the other job submitted r2 and credited it; this job rebuilt r2's record from its marker (no commit)
+    start = State(specs={"x": record("r1", "c0")})
+    ours = State(specs={"x": record("r2")})
+    theirs = State(specs={"x": record("r2", "S1")})
+    merged, changed = merge_states(start, [ours], onto=theirs)
+    assert merged.specs == {"x": record("r2", "S1")} and changed == []
+
+
+def test_a_job_that_only_credited_a_run_never_undoes_the_other_jobs_newer_run() -> None:
+    start = State(specs={"x": record("r1")})
+    ours = State(specs={"x": record("r1", "c1")})
+    theirs = State(specs={"x": record("r2", "S1")})
+    merged, _ = merge_states(start, [ours], onto=theirs)
+    assert merged.specs == {"x": record("r2", "S1")}
+
+
+def test_a_job_that_replaced_a_run_keeps_its_record_over_the_one_it_started_from() -> None:
+    start = State(specs={"x": record("r1", "c0")})
+    ours = State(specs={"x": record("r2", "c2")})
+    merged, changed = merge_states(start, [ours], onto=start)
+    assert merged.specs == {"x": record("r2", "c2")} and changed == ["x"]
+
+
+def _record_of(run: str, commit: str | None, gone: Replaced | None) -> SpecRecord:
+    return SpecRecord(run_id=run, run_name=f"name-{run}", fingerprint="f", commit=commit, replaced=gone)
+
+
+records = st.builds(
+    _record_of,
+    st.sampled_from(["r1", "r2"]),
+    st.sampled_from([None, "c0", "S1"]),
+    st.sampled_from([None, Replaced(run_id="r0", run_name="name-r0", commit="c0")]),
+)
+
+
+@given(st.none() | records, records, st.none() | records)
+def test_merging_a_changed_record_never_loses_a_commit_or_replaced_run_either_side_knew_of_the_run_kept(
+    base: SpecRecord | None, mine: SpecRecord, theirs: SpecRecord | None
+) -> None:
+    assume(base != mine)  # a record the job left as it started is not its news: nothing of it is merged
+    start = State(specs={"x": base} if base else {})
+    onto = State(specs={"x": theirs} if theirs else {})
+    merged = merge_states(start, [State(specs={"x": mine})], onto=onto)[0].specs.get("x")
+    knew = [side for side in (mine, theirs) if side is not None and merged is not None and side.run_id == merged.run_id]
+    assert merged is None or knew  # the run kept is one of theirs or this job's, never the base's alone
+    for side in knew:
+        assert merged is not None
+        assert side.commit is None or merged.commit is not None
+        assert side.replaced is None or merged.replaced is not None
