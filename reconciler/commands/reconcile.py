@@ -18,7 +18,12 @@ from ._params import SECONDS
 @click.option(
     "--commit", "commit_", is_flag=True, help="Commit the changed generated files (leaderboards, charts, state file)."
 )
-@click.option("--push", is_flag=True, help="Push the commit; a rejected push is retried by rebasing and re-rendering.")
+@click.option(
+    "--push",
+    is_flag=True,
+    help="Push the commit (and any reconciler commit an earlier push left unsent); a rejected push is retried"
+    " by rebasing and re-rendering.",
+)
 @target_option
 @click.option(
     "--prune", is_flag=True, default=None, help="Stop owned runs whose spec was deleted (default: [apply] prune)."
@@ -115,12 +120,12 @@ def command(
             )
         )
         if commit_:
-            from ..vcs.commit import commit_paths, committed_text, head_sha, push_with_retry
+            from ..vcs.commit import CommitResult, OwnCommits, commit_paths, committed_text, head_sha, push_with_retry
             from ..vcs.messages import commit_message
 
             author = project.settings.commit
 
-            def commit() -> object:
+            def commit() -> CommitResult:
                 paths, held = result.committable(lambda rel: committed_text(project.root, rel), project.root)
                 for path in held:
                     click.echo(
@@ -137,39 +142,38 @@ def command(
                 )
 
             done = commit()
-            for path in getattr(done, "ignored", ()):
+            for path in done.ignored:
                 click.echo(f"not committed: {path} is ignored by .gitignore", err=True)
-            sha = getattr(done, "sha", None)
-            paths = list(getattr(done, "paths", ()))
+            sha, paths = done.sha, list(done.paths)
             commit_doc = {"sha": sha, "paths": paths, "pushed_attempts": None}
             if text:
                 click.echo(f"committed {sha[:10]}: {', '.join(paths)}" if sha else "nothing to commit")
-            if push and sha:
-                own = [sha]  # this job's latest commit: what it changed in the state file
+            if push:
 
-                def rerender() -> object:
+                def rerender(since: str, upto: str) -> CommitResult:
                     from ..engine.shard_state import reapply_own_changes
 
-                    # the state file as the other job pushed it, plus what this job recorded (a
-                    # conflicting rebase resets to theirs: the runs this job submitted stay ours)
-                    reapply_own_changes(project, own[-1])
+                    # the state file as the other job pushed it, plus what this job's commits
+                    # recorded (a conflicting rebase resets to theirs: the runs this job submitted stay ours)
+                    reapply_own_changes(project, since, upto)
                     # render only: the commits the rebase brought in are applied by their own job
                     # (with their own commit for the results comment), never silently by this retry
                     again = run_async(
                         reconcile(project, targets=targets, platform=platform, workspace=workspace, render_only=True)
                     )
                     result.rendered, result.generated = again.rendered, again.generated
-                    redone = commit()
-                    own.append(getattr(redone, "sha", None) or own[-1])
-                    return redone
+                    return commit()
 
-                tries = push_with_retry(project.root, rerender=rerender)  # type: ignore[arg-type]
-                commit_doc["pushed_attempts"] = tries
-                # what was pushed: a rebased commit, the re-rendered one, or theirs when nothing was left to commit
-                pushed = head_sha(project.root)
-                commit_doc["sha"] = pushed
-                if text:
-                    click.echo(f"pushed (attempt {tries}): {pushed[:10]}")
+                # with nothing new committed, a commit an earlier run could not push is pushed now
+                own = OwnCommits(author.author_name, author.author_email, frozenset(result.generated))
+                tries = push_with_retry(project.root, own=own, rerender=rerender)
+                if tries:
+                    commit_doc["pushed_attempts"] = tries
+                    # what was pushed: a rebased commit, the re-rendered one, or theirs when nothing was left to commit
+                    pushed = head_sha(project.root)
+                    commit_doc["sha"] = pushed
+                    if text:
+                        click.echo(f"pushed (attempt {tries}): {pushed[:10]}")
     if results_ctx is not None:
         for line in publish_results(results_ctx, result.results, verbose=verbose):
             if text:

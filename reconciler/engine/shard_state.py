@@ -105,9 +105,9 @@ def _merged_record(base: SpecRecord | None, mine: SpecRecord, theirs: SpecRecord
 _FACTS = ("moved", "run_agents", "adopted", "benchmark_ids")
 
 
-def reapply_own_changes(project: Project, own_commit: str) -> list[str]:
+def reapply_own_changes(project: Project, since: str, upto: str) -> list[str]:
     """After a rejected push, put back on the state file now checked out (the other job's) what
-    this job's commit `own_commit` changed in it: a rebase that conflicted on the state file
+    this job's commits `since..upto` changed in it: a rebase that conflicted on the state file
     resets to the other job's copy, which knows nothing of the runs this job submitted (their
     records, the commits they are credited to). Returns the spec ids put back."""
     from ..safe_paths import writable_path
@@ -116,10 +116,10 @@ def reapply_own_changes(project: Project, own_commit: str) -> list[str]:
 
     rel = project.settings.state_file
     path = writable_path(project.root, rel)
-    mine_text = committed_text(project.root, rel, own_commit)
+    mine_text = committed_text(project.root, rel, upto)
     if mine_text is None:
         return []
-    start_text = committed_text(project.root, rel, f"{own_commit}^")
+    start_text = committed_text(project.root, rel, since)
     start = state_from_text(start_text, path) if start_text is not None else State()
     merged, changed = merge_states(start, [state_from_text(mine_text, path)], onto=load_state(path))
     save_state(path, merged, below=project.root)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import ReconcilerError
+from .messages import SUBJECT_PREFIX
 
 
 class GitError(ReconcilerError):
@@ -170,49 +172,189 @@ def ignored_paths(root: Path, paths: Sequence[str]) -> list[str]:
     return sorted({name for name in done.stdout.decode().split("\0") if name})
 
 
+@dataclass(frozen=True)
+class LocalCommit:
+    """One commit on HEAD that no ref of the remote known here reaches: what a push would send."""
+
+    sha: str
+    parents: int
+    author_name: str
+    author_email: str
+    subject: str
+    paths: tuple[str, ...]
+
+    def shown(self) -> str:
+        return f"{self.sha[:10]} {self.subject}"
+
+
+@dataclass(frozen=True)
+class OwnCommits:
+    """What a commit of reconciler's own looks like (`commit_paths` with `commit_message`): its
+    author, a `reconciler: ` subject, one parent, and no file but the generated ones. A push
+    sends only such commits: anyone else's unpushed work is theirs to push."""
+
+    author_name: str
+    author_email: str
+    paths: frozenset[str]
+
+    def made(self, commit: LocalCommit) -> bool:
+        return (
+            commit.parents == 1
+            and (commit.author_name, commit.author_email) == (self.author_name, self.author_email)
+            and commit.subject.startswith(SUBJECT_PREFIX)
+            and set(commit.paths) <= self.paths
+        )
+
+
+def unpushed_commits(root: Path, remote: str = "origin") -> list[LocalCommit]:
+    """HEAD's commits that no ref of `remote` fetched here reaches, newest first."""
+    import git
+
+    try:  # -z: paths verbatim; each commit starts with a record separator, its fields apart by a unit one
+        out = _repo(root).git.log(
+            "--no-renames", "--name-only", "-z", "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%s", "HEAD", "--not",
+            f"--remotes={remote}",
+        )  # fmt: skip
+    except git.GitCommandError as exc:
+        raise GitError(f"git could not list the commits {remote} lacks: {(exc.stderr or str(exc)).strip()}") from None
+    commits = []
+    for entry in str(out).split("\x1e")[1:]:
+        header, _, names = entry.partition("\0")
+        sha, parents, name, email, subject = header.split("\x1f", 4)
+        paths = tuple(p.lstrip("\n") for p in names.split("\0") if p.strip("\n"))
+        commits.append(LocalCommit(sha, len(parents.split()), name, email, subject, paths))
+    return commits
+
+
 def push_with_retry(
     root: Path,
     *,
-    rerender: Callable[[], CommitResult],
+    own: OwnCommits,
+    rerender: Callable[[str, str], CommitResult],
     remote: str = "origin",
     attempts: int = 3,
+    backoff: float = 1.0,
 ) -> int:
-    """Push HEAD; when rejected, rebase onto the remote (or, if our generated files conflict,
-    drop our commit and re-render on top of it) and try again. Returns the attempts used."""
-    import git
+    """Push the commits HEAD has that `remote` lacks: this run's, and any an earlier run's failed
+    push left behind. Returns the attempts used; 0: nothing to push. Refuses before pushing
+    when one of them is not reconciler's own (`own`).
 
+    Rejected because the remote has newer commits: rebase onto it (or, if our generated files
+    conflict, drop our commits and have `rerender(since, upto)` put back what `since..upto`
+    changed on top of it) and try again. A push the remote refused (a hook, a protected branch)
+    fails at once; one that failed on the way (the network) is tried again, `attempts` times."""
     repo = _repo(root)
     branch = repo.active_branch.name
+    unpushed = unpushed_commits(root, remote)
+    _refuse_others(unpushed, own, remote, branch)
+    if not unpushed:
+        return 0
     for attempt in range(1, attempts + 1):
-        try:
-            repo.git.push(remote, f"HEAD:refs/heads/{branch}")
+        if _pushed(repo, remote, branch, tries=attempts, backoff=backoff):
             return attempt
-        except git.GitCommandError as exc:
-            text = (exc.stderr or "") + (exc.stdout or "")
-            if not any(w in text for w in ("rejected", "non-fast-forward", "fetch first")) or attempt == attempts:
-                raise GitError(f"git push to {remote}/{branch} failed: {text.strip()}") from None
+        if attempt == attempts:
+            break
         _refuse_to_rebase_over_edits(repo, remote, branch)
         repo.git.fetch(remote, branch)
-        upstream = f"{remote}/{branch}"
+        redone = _rebase_or_redo(repo, own, remote, branch, rerender)
+        if redone is not None:  # the files of the commit made again are ours too, should it be redone again
+            own = replace(own, paths=own.paths | set(redone.paths))
+    raise GitError(
+        f"git push to {remote}/{branch} was rejected {attempts} times: it kept getting newer commits;"
+        " the commit is kept locally",
+        hint="run `reconciler reconcile --commit --push` again",
+    )
+
+
+# the remote has commits we lack: a race with another job, settled by rebasing
+_RACED = ("non-fast-forward", "fetch first")
+# the remote took the push and said no: a hook or a branch rule, which no retry changes
+_REFUSED = ("remote rejected", "hook declined", "protected branch", "GH006", "GH013")
+
+
+def _pushed(repo: Any, remote: str, branch: str, *, tries: int, backoff: float) -> bool:
+    """Push HEAD to `branch`: True when pushed, False when rejected for newer commits there. A
+    failure on the way (no "rejected": the network, a remote that did not answer) is tried
+    again after a pause that doubles, `tries` times in all."""
+    import git
+
+    for attempt in range(1, tries + 1):
         try:
-            repo.git.rebase(upstream)
+            repo.git.push(remote, f"HEAD:refs/heads/{branch}")
+            return True
         except git.GitCommandError as exc:
-            try:
-                repo.git.rebase("--abort")
-            except git.GitCommandError:  # the rebase never started, so nothing was changed
-                raise GitError(
-                    f"push to {remote}/{branch} was rejected and rebasing onto it failed: "
-                    f"{(exc.stderr or str(exc)).strip()}",
-                    hint=f"run `git pull --rebase {remote} {branch}` and `git push` by hand",
-                ) from None
-            ahead = int(repo.git.rev_list("--count", f"{upstream}..HEAD"))
-            if ahead > 1:
-                raise GitError(
-                    f"push was rejected and {ahead} local commits conflict with {upstream}; resolve by hand"
-                ) from None
-            repo.git.reset("--hard", upstream)  # only our generated commit is dropped; it is re-rendered next
-        rerender()
-    return attempts
+            text = _said(exc)
+        if any(w in text for w in _REFUSED):
+            raise GitError(
+                f"{remote} refused the push to {branch} (a hook or branch protection, not a race): "
+                f"{_gist(text)}; the commit is kept locally",
+                hint=f"let reconciler's commits onto {branch}, then run `reconciler reconcile --commit --push` again",
+            )
+        if any(w in text for w in _RACED):
+            return False
+        if "rejected" in text or attempt == tries:
+            raise GitError(
+                f"git push to {remote}/{branch} failed: {_gist(text)}; the commit is kept locally",
+                hint=f"once {remote} answers, run `reconciler reconcile --commit --push` again",
+            )
+        time.sleep(backoff * 2 ** (attempt - 1))
+    return False  # not reached: the last try returns or raises
+
+
+def _said(exc: Any) -> str:
+    """What a failed git command printed, without GitPython's `stderr: '...'` around it."""
+    parts = [(exc.stderr or "").strip(), (exc.stdout or "").strip()]
+    parts = [p.removeprefix("stderr: '").removeprefix("stdout: '").removesuffix("'") for p in parts]
+    return "\n".join(p for p in parts if p) or str(exc)
+
+
+def _gist(text: str) -> str:
+    """Why a push failed, in a line: what the remote said, else git's rejection, else its first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = [line.removeprefix("remote:").strip() for line in lines if line.startswith("remote:")]
+    rejected = [line.strip(" !") for line in lines if "rejected" in line]
+    return " ".join([line for line in said if line] or rejected or lines[:1] or [text])
+
+
+def _refuse_others(unpushed: Sequence[LocalCommit], own: OwnCommits, remote: str, branch: str) -> None:
+    """A push sends every commit `remote` lacks: none of them may be anyone else's."""
+    others = [c for c in unpushed if not own.made(c)]
+    if not others:
+        return
+    shown = "; ".join(c.shown() for c in others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    raise GitError(
+        f"--push: {branch} has {len(others)} commit(s) not on {remote} that reconciler did not make ({shown});"
+        " nothing was pushed",
+        hint=f"push them yourself (`git push {remote} {branch}`), or drop them; then run"
+        " `reconciler reconcile --commit --push` again",
+    )
+
+
+def _rebase_or_redo(
+    repo: Any, own: OwnCommits, remote: str, branch: str, rerender: Callable[[str, str], CommitResult]
+) -> CommitResult | None:
+    """Put this job's commits on top of `remote`'s `branch`: rebased (None), or, when that
+    conflicts (the state file, a board), dropped and made again by `rerender` (its commit)."""
+    import git
+
+    upstream = f"{remote}/{branch}"
+    try:
+        repo.git.rebase(upstream)
+        return None
+    except git.GitCommandError as exc:
+        try:
+            repo.git.rebase("--abort")
+        except git.GitCommandError:  # the rebase never started, so nothing was changed
+            raise GitError(
+                f"push to {upstream} was rejected and rebasing onto it failed: {(exc.stderr or str(exc)).strip()}",
+                hint=f"run `git pull --rebase {remote} {branch}` and `git push` by hand",
+            ) from None
+    ahead = unpushed_commits(Path(repo.working_tree_dir), remote)
+    _refuse_others(ahead, own, remote, branch)  # what the reset drops must be ours, and only ours
+    upto = str(repo.head.commit.hexsha)
+    since = str(repo.git.rev_parse(f"{ahead[-1].sha}^")) if ahead else upto
+    repo.git.reset("--hard", upstream)
+    return rerender(since, upto)
 
 
 def _refuse_to_rebase_over_edits(repo: Any, remote: str, branch: str) -> None:

@@ -7,6 +7,9 @@ from typing import Any
 
 from ..specs.visible import visible
 
+# every commit reconciler makes says so first: a push tells its own unpushed commits by it (vcs.commit.OwnCommits)
+SUBJECT_PREFIX = "reconciler: "
+
 
 def commit_message(result: Any, held: Collection[str] = ()) -> str:
     """The commit's subject and body; `held`: board files not in this commit (commands.reconcile).
@@ -16,7 +19,7 @@ def commit_message(result: Any, held: Collection[str] = ()) -> str:
     subject or a body line, or a bidi override that makes the log show another name."""
     changed = [visible(f) for o in result.rendered for f in o.changed if f not in held]
     boards = sorted({visible(o.spec_id.rsplit("/", 1)[-1]) for o in result.rendered if set(o.changed) - set(held)})
-    subject = f"reconciler: update leaderboards ({', '.join(boards)})" if boards else "reconciler: update run state"
+    subject = SUBJECT_PREFIX + (f"update leaderboards ({', '.join(boards)})" if boards else "update run state")
     body = []
     if result.applied is not None:
         for r in result.applied.results:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from reconciler.core import scoring
-from tests.e2e.remote_race import clone_behind_origin
+from tests.e2e.remote_race import clone_behind_origin, cloned
 from tests.local_cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -265,6 +265,19 @@ def test_a_retry_whose_rebase_conflicts_on_the_state_file_keeps_both_jobs_record
     assert submitted and submitted <= set(pushed), (submitted, sorted(pushed))
     assert pushed["runs/theirs"]["run_id"] == "r-9"
     assert f"pushed (attempt 2): {git(remote, 'rev-parse', 'main')[:10]}" in done.stdout  # the commit pushed
+
+
+def test_a_commit_whose_push_failed_is_pushed_by_the_next_reconcile(tmp_path: Path) -> None:
+    remote, ours = cloned(make_repo(tmp_path / "seed"), tmp_path)
+    git(ours, "remote", "set-url", "origin", str(tmp_path / "nonexistent"))
+    failed = cli(ours, "reconcile", "--wait", "--commit", "--push")
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    left = git(ours, "rev-parse", "HEAD")
+    git(ours, "remote", "set-url", "origin", str(remote))
+    again = cli(ours, "reconcile", "--commit", "--push")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "nothing to commit" in again.stdout and f"pushed (attempt 1): {left[:10]}" in again.stdout
+    assert git(remote, "rev-parse", "main") == left
 
 
 def test_commit_in_a_project_inside_a_repository_says_where_the_repository_is(tmp_path: Path) -> None:

@@ -1,0 +1,137 @@
+"""Pushing reconciler's commits to a real bare origin: only its own, again after a failure on the
+way, never again after a refusal, and redone on top of the other job's commits after a race."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reconciler.vcs.commit import (
+    CommitResult,
+    GitError,
+    OwnCommits,
+    commit_paths,
+    committed_text,
+    push_with_retry,
+)
+from tests.git_cli import git
+
+STATE = ".reconciler/state.json"
+OWN = OwnCommits("reconciler", "reconciler@users.noreply.github.com", frozenset({STATE}))
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> tuple[Path, Path]:
+    """(a bare origin, a clone of it) whose `main` both have one commit."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    ours = tmp_path / "ours"
+    subprocess.run(["git", "clone", "-q", str(remote), str(ours)], check=True, capture_output=True)
+    (ours / "README.md").write_text("evals\n")
+    git(ours, "add", "README.md")
+    git(ours, "commit", "-qm", "readme")
+    git(ours, "push", "-q", "origin", "main")
+    return remote, ours
+
+
+def own_commit(root: Path, lines: list[str]) -> str:
+    """A commit of the state file as reconciler makes it; its sha."""
+    (root / STATE).parent.mkdir(exist_ok=True)
+    (root / STATE).write_text("".join(f"{line}\n" for line in lines))
+    done = commit_paths(
+        root, [STATE], "reconciler: update run state\n", author_name=OWN.author_name, author_email=OWN.author_email
+    )
+    assert done.sha is not None
+    return done.sha
+
+
+def no_race(since: str, upto: str) -> CommitResult:
+    raise AssertionError(f"nothing raced, so nothing is made again ({since}..{upto})")
+
+
+def test_a_commit_an_earlier_run_could_not_push_is_pushed(clone: tuple[Path, Path]) -> None:
+    remote, ours = clone
+    left = own_commit(ours, ["run r1"])
+    assert push_with_retry(ours, own=OWN, rerender=no_race) == 1
+    assert git(remote, "rev-parse", "main") == left
+
+
+def test_with_nothing_unpushed_nothing_is_pushed(clone: tuple[Path, Path]) -> None:
+    remote, ours = clone
+    before = git(remote, "rev-parse", "main")
+    assert push_with_retry(ours, own=OWN, rerender=no_race) == 0
+    assert git(remote, "rev-parse", "main") == before
+
+
+def test_a_commit_reconciler_did_not_make_is_never_pushed(clone: tuple[Path, Path]) -> None:
+    remote, ours = clone
+    before = git(remote, "rev-parse", "main")
+    (ours / "NOTES.md").write_text("my unpushed work\n")
+    git(ours, "add", "NOTES.md")
+    git(ours, "commit", "-qm", "my notes")
+    mine = git(ours, "rev-parse", "HEAD")
+    own_commit(ours, ["run r1"])
+    with pytest.raises(GitError) as refused:
+        push_with_retry(ours, own=OWN, rerender=no_race)
+    assert "main has 1 commit(s) not on origin that reconciler did not make" in refused.value.message
+    assert f"{mine[:10]} my notes" in refused.value.message and "nothing was pushed" in refused.value.message
+    assert git(remote, "rev-parse", "main") == before
+
+
+def test_a_push_that_failed_on_the_way_is_tried_again_and_lands(clone: tuple[Path, Path], tmp_path: Path) -> None:
+    remote, ours = clone
+    failed = tmp_path / "failed-once"
+    flaky = tmp_path / "flaky-receive-pack"
+    flaky.write_text(
+        "#!/bin/sh\n"
+        f"if [ ! -e '{failed}' ]; then : > '{failed}'; echo 'fatal: the remote end hung up unexpectedly' >&2; exit 128; fi\n"
+        'exec git-receive-pack "$@"\n'
+    )
+    flaky.chmod(0o755)
+    git(ours, "config", "remote.origin.receivepack", str(flaky))
+    left = own_commit(ours, ["run r1"])
+    push_with_retry(ours, own=OWN, rerender=no_race, backoff=0.01)
+    assert failed.exists()  # the first push did fail
+    assert git(remote, "rev-parse", "main") == left
+
+
+def test_a_push_the_remote_refuses_fails_at_once_and_says_why(clone: tuple[Path, Path], tmp_path: Path) -> None:
+    remote, ours = clone
+    before = git(remote, "rev-parse", "main")
+    seen = tmp_path / "pushes-seen"
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(
+        f"#!/bin/sh\necho push >> '{seen}'\necho 'error: GH006: Protected branch update failed for refs/heads/main.' >&2\nexit 1\n"
+    )
+    hook.chmod(0o755)
+    left = own_commit(ours, ["run r1"])
+    with pytest.raises(GitError) as refused:
+        push_with_retry(ours, own=OWN, rerender=no_race, backoff=0.01)
+    assert "origin refused the push to main (a hook or branch protection, not a race)" in refused.value.message
+    assert "GH006: Protected branch update failed for refs/heads/main." in refused.value.message
+    assert seen.read_text().splitlines() == ["push"]  # the remote was asked once, not raced against
+    assert git(remote, "rev-parse", "main") == before and git(ours, "rev-parse", "HEAD") == left
+
+
+def test_a_race_that_conflicts_redoes_every_unpushed_commit_of_reconcilers(
+    clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    remote, ours = clone
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True, capture_output=True)
+    own_commit(other, ["their run"])  # the other job pushed its state file first
+    git(other, "push", "-q", "origin", "main")
+    own_commit(ours, ["run r1"])  # a push that failed left this one
+    own_commit(ours, ["run r1", "run r2"])
+
+    def redo(since: str, upto: str) -> CommitResult:
+        # what our commits since..upto added, on top of the state file the other job pushed
+        before = set((committed_text(ours, STATE, since) or "").splitlines())
+        added = [line for line in (committed_text(ours, STATE, upto) or "").splitlines() if line not in before]
+        own_commit(ours, (ours / STATE).read_text().splitlines() + added)
+        return CommitResult(git(ours, "rev-parse", "HEAD"), (STATE,))
+
+    assert push_with_retry(ours, own=OWN, rerender=redo) == 2
+    assert git(remote, "show", f"main:{STATE}").splitlines() == ["their run", "run r1", "run r2"]
