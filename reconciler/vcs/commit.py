@@ -354,7 +354,18 @@ def _rebase_or_redo(
     upto = str(repo.head.commit.hexsha)
     since = str(repo.git.rev_parse(f"{ahead[-1].sha}^")) if ahead else upto
     repo.git.reset("--hard", upstream)
-    return rerender(since, upto)
+    try:
+        return rerender(since, upto)
+    except BaseException as exc:
+        # the reset dropped this job's commits, and the re-render that makes them again failed
+        # (the platform did not answer): back onto them, so nothing is lost and the next run pushes them
+        repo.git.reset("--hard", upto)
+        if not isinstance(exc, ReconcilerError):
+            raise
+        raise GitError(
+            f"{exc.message}; the retry of the rejected push stopped, and commit {upto[:10]} is kept locally",
+            hint=f"{exc.hint + ', then ' if exc.hint else ''}run `reconciler reconcile --commit --push` again",
+        ) from None
 
 
 def _refuse_to_rebase_over_edits(repo: Any, remote: str, branch: str) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.errors import ReconcilerError
 from reconciler.vcs.commit import (
     CommitResult,
     GitError,
@@ -135,3 +136,26 @@ def test_a_race_that_conflicts_redoes_every_unpushed_commit_of_reconcilers(
 
     assert push_with_retry(ours, own=OWN, rerender=redo) == 2
     assert git(remote, "show", f"main:{STATE}").splitlines() == ["their run", "run r1", "run r2"]
+
+
+def test_a_retry_whose_rerender_fails_puts_the_branch_back_on_the_jobs_commit(
+    clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    remote, ours = clone
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True, capture_output=True)
+    theirs = own_commit(other, ["their run"])
+    git(other, "push", "-q", "origin", "main")
+    mine = own_commit(ours, ["run r1"])
+
+    def unreachable(since: str, upto: str) -> CommitResult:
+        (ours / STATE).write_text("their run\nrun r1\n")  # what was put back before the platform failed
+        raise ReconcilerError("cannot reach the platform")
+
+    with pytest.raises(GitError) as stopped:
+        push_with_retry(ours, own=OWN, rerender=unreachable)
+    assert stopped.value.message.startswith("cannot reach the platform; ")
+    assert f"commit {mine[:10]} is kept locally" in stopped.value.message
+    assert git(ours, "rev-parse", "HEAD") == mine
+    assert git(ours, "status", "--porcelain") == ""  # the state file is as the job committed it
+    assert git(remote, "rev-parse", "main") == theirs
