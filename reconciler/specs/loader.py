@@ -7,7 +7,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import tomli  # its compiled build parses specs 2.5-3x faster than the standard library's copy (tomllib)
 from pydantic import BaseModel, ValidationError
 
-from ..errors import SpecError
 from ..files import NotRegularFile, TooLarge, read_regular
 from ..safe_paths import fold
 from . import rules
@@ -162,7 +161,7 @@ def _read_regular(path: Path, display: str) -> bytes | Diagnostic:
     except OSError as exc:
         return _file_error(display, "UNREADABLE", _os_reason(exc))
     if stat.S_ISDIR(info.st_mode):
-        return _file_error(display, "NOT_A_FILE", "is a directory, not a spec file; rename it or move it out")
+        return _folder_error(path, display)
     if not stat.S_ISREG(info.st_mode):
         return _file_error(display, "NOT_A_FILE", f"is a {_kind(info.st_mode)}, not a regular file; remove it")
     if info.st_size > MAX_SPEC_BYTES:
@@ -175,6 +174,23 @@ def _read_regular(path: Path, display: str) -> bytes | Diagnostic:
         return _too_big(display)
     except OSError as exc:
         return _file_error(display, "UNREADABLE", _os_reason(exc))
+
+
+def _folder_error(path: Path, display: str) -> Diagnostic:
+    """A folder among the spec files: one named `*.toml`, or one `discover` could not list."""
+    try:
+        with os.scandir(path):
+            pass
+    except OSError as exc:
+        # its specs are unknown: a plan without them would call their runs orphans
+        denied = exc.errno in (errno.EACCES, errno.EPERM)
+        fix = "make it readable (chmod u+rx)" if denied else "fix it"
+        return _file_error(
+            display,
+            "UNREADABLE",
+            f"is a folder that cannot be listed ({exc.strerror or exc}), so its specs cannot be read; {fix} or move it out",
+        )
+    return _file_error(display, "NOT_A_FILE", "is a directory, not a spec file; rename it or move it out")
 
 
 def _too_big(display: str) -> Diagnostic:
@@ -322,21 +338,47 @@ def is_benchmark_document(data: dict[str, Any]) -> bool:
 
 
 def discover(paths: Sequence[Path]) -> list[Path]:
-    """Spec files under `paths`, sorted; a directory ending in .toml is kept so it can be reported."""
+    """Spec files under `paths`, sorted. A directory ending in .toml is kept so it can be reported,
+    and so is a folder that cannot be listed: its specs must not vanish from the plan unseen
+    (`apply --prune` would stop their runs), so the loader reports it as an error."""
     found: set[Path] = set()
     for p in paths:
         if p.is_dir() and p.suffix != ".toml":
-            # only parts below the specs folder hide a file: the repository itself may live under ~/.cache or .worktrees
-            depth = len(p.parts)  # rglob builds each path on `p`: its parts past these are the relative ones
-            try:
-                found.update(q for q in p.rglob("*.toml") if not any(part.startswith(".") for part in q.parts[depth:]))
-            except RecursionError:  # pathlib walks folders recursively: a thousand nested ones exhaust it
-                raise SpecError(
-                    f"{p} holds folders nested too deeply to search for specs", hint="flatten the folders under it"
-                ) from None
+            found.update(_walk(p))
         else:
             found.add(p)
     return sorted(found)
+
+
+def _walk(top: Path) -> Iterator[Path]:
+    """Every `*.toml` below `top` whose name and folders below `top` are not hidden, and every
+    folder it cannot list, found as pathlib's rglob finds them: folders are listed with scandir
+    and a symlinked folder is never entered (it may lead back up), a link named `*.toml` is kept
+    for the reader to judge. Only names below `top` hide: the repository may live under ~/.cache.
+
+    rglob skips a folder it may not read without a word, and recurses (a thousand nested
+    folders exhaust the stack): this walk keeps its own stack and keeps such a folder."""
+    pending = [str(top)]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            yield Path(folder)  # read_document names it and why
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+            except OSError:  # its kind cannot be told: the reader names what is wrong with it
+                yield Path(entry.path)
+                continue
+            if entry.name.endswith(".toml"):
+                yield Path(entry.path)
+            if is_folder:
+                pending.append(entry.path)
 
 
 def _same_id(ids: dict[str, tuple[str, str]], spec_id: str, where: str) -> str | None:

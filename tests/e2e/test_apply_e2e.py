@@ -35,7 +35,12 @@ class Repo:
         self.root, self.platform, self.workspace = root, platform, workspace
 
     def cli(
-        self, *args: str, env: dict[str, str] | None = None, check: bool = False, script: Path | None = None
+        self,
+        *args: str,
+        env: dict[str, str] | None = None,
+        check: bool = False,
+        script: Path | None = None,
+        prefix: tuple[str, ...] = (),
     ) -> subprocess.CompletedProcess[str]:
         full_env = {
             **os.environ,
@@ -45,7 +50,7 @@ class Repo:
         }
         full_env.pop("GITHUB_ACTIONS", None)
         done = subprocess.run(
-            [sys.executable, *([str(script)] if script else ["-m", "reconciler.cli"]), *args],
+            [*prefix, sys.executable, *([str(script)] if script else ["-m", "reconciler.cli"]), *args],
             cwd=self.root, env=full_env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
         )  # fmt: skip
         if check:
@@ -126,6 +131,34 @@ def test_deleting_a_spec_makes_an_orphan_that_only_prune_stops(repo: Repo) -> No
     assert repo.spec_runs("tb-smoke")[0]["status"] != "stopped"
     repo.cli("apply", "--auto-approve", "--prune", check=True)
     assert [r["status"] for r in repo.spec_runs("tb-smoke")] == ["stopped"]
+
+
+def unprivileged() -> tuple[str, ...]:
+    """What runs a command as a user permission bits stop: root passes them (CAP_DAC_OVERRIDE)."""
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: no folder can be made unreadable to the command")
+    return (setpriv, "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", "--")
+
+
+def test_a_folder_of_specs_that_cannot_be_read_stops_prune_from_stopping_its_runs(repo: Repo) -> None:
+    team = repo.root / "specs/runs/team"
+    team.mkdir()
+    (repo.root / "specs/runs/tb-smoke.toml").rename(team / "tb-smoke.toml")
+    repo.cli("apply", "--auto-approve", "--target", "tb-smoke", check=True)
+    team.chmod(0)
+    try:
+        planned = repo.cli("plan", "--prune", prefix=unprivileged())
+        applied = repo.cli("apply", "--auto-approve", "--prune", prefix=unprivileged())
+    finally:
+        team.chmod(0o755)
+    for done in (planned, applied):
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "specs/runs/team:1:1: (file): is a folder that cannot be listed" in done.stderr
+    assert [r["status"] for r in repo.spec_runs("tb-smoke")] != ["stopped"]
+    assert len(repo.platform.runs(repo.workspace)) == 1
 
 
 def test_a_spec_set_that_suddenly_renders_empty_is_refused(repo: Repo) -> None:
