@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,9 +123,11 @@ MAX_PLAN_FILE_BYTES = 256 * 1024 * 1024
 
 def write_plan_file(path: Path, result: PlanResult, project: Project | None = None) -> None:
     """Save the plan at `path`, a place the user chose: never over one of the project's own
-    files (reconciler.toml, the state file, a spec or a template), never as a folder."""
+    files (reconciler.toml, the state file, a spec or a template), never as a folder, and only
+    over a regular file: never over a symlink, a FIFO or a device."""
     if project is not None:
         _refuse_plan_over_project_file(path, project)
+    _refuse_plan_over_special_file(path)
     doc = {
         "plan_file_version": PLAN_FILE_VERSION,
         "policy": result.policy.model_dump(mode="json"),
@@ -155,6 +158,25 @@ def _refuse_plan_over_project_file(path: Path, project: Project) -> None:
             f"--out {path} is one of this project's own files ({rel}), in {clash}; reconciler never saves a plan"
             " over it",
             hint="save the plan elsewhere, such as plan.json or a temporary folder",
+        )
+
+
+def _refuse_plan_over_special_file(path: Path) -> None:
+    """A plan is saved by renaming a new file over `path`: over a symlink, a FIFO or a device
+    (`--out /dev/null` run as root) that would replace the thing itself, not write to it."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return  # nothing there yet (or nothing reachable: the write says why)
+    if stat.S_ISLNK(mode):
+        raise UsageError(
+            f"--out {path} is a symlink; reconciler never saves a plan over one (the link would be replaced)",
+            hint="pass --out the file itself, or a new path such as plan.json",
+        )
+    if not stat.S_ISREG(mode):
+        raise UsageError(
+            f"--out {path} is not a regular file; reconciler never saves a plan over it",
+            hint="pass --out a new path such as plan.json",
         )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -169,6 +170,32 @@ def test_plan_out_never_writes_over_the_projects_own_files_or_fails_inside(tmp_p
     done = cli(root, "plan", "--out", out)
     assert_clean_failure(done, ExitCode.USAGE, says)
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_plan_out_never_replaces_a_fifo(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    os.mkfifo(tmp_path / "pipe")
+    done = cli(root, "plan", "--out", str(tmp_path / "pipe"))
+    assert_clean_failure(done, ExitCode.USAGE, f"--out {tmp_path / 'pipe'} is not a regular file")
+    assert stat.S_ISFIFO((tmp_path / "pipe").lstat().st_mode)
+
+
+def test_plan_out_never_replaces_a_symlink_nor_writes_through_it(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (tmp_path / "kept.txt").write_text("kept\n")
+    (tmp_path / "link.json").symlink_to(tmp_path / "kept.txt")
+    done = cli(root, "plan", "--out", str(tmp_path / "link.json"))
+    assert_clean_failure(done, ExitCode.USAGE, f"--out {tmp_path / 'link.json'} is a symlink")
+    assert (tmp_path / "link.json").readlink() == tmp_path / "kept.txt"
+    assert (tmp_path / "kept.txt").read_text() == "kept\n"
+
+
+def test_plan_out_replaces_a_regular_file(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "repo")
+    (tmp_path / "plan.json").write_text("an older plan\n")
+    done = cli(root, "plan", "--out", str(tmp_path / "plan.json"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert '"plan_file_version": 1' in (tmp_path / "plan.json").read_text()
 
 
 def test_apply_of_a_plan_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
