@@ -99,21 +99,17 @@ def check_writable(session: RepoSession, spec: BenchmarkSpec) -> None:
             raise chart_not_ours(lb.chart)
 
 
-def check_renders(
-    session: RepoSession,
-    spec_ids: Iterable[str],
-    *,
-    kept_in: Observed | None = None,
-    then: str = "nothing was applied",
-) -> None:
+def check_renders(session: RepoSession, spec_ids: Iterable[str], *, then: str = "nothing was applied") -> None:
     """`check_writable` for each board of `spec_ids`; the first refusal is raised, naming the
-    board and ending with `then` (what became of the command). With `kept_in`, boards `apply`
-    would keep rather than render in that world (renderer_for: a fresh local platform) are not
-    asked about."""
+    board and ending with `then` (what became of the command).
+
+    Asked whatever the platform holds: a board apply would keep on a fresh local platform
+    (`kept`) is rendered by the first plan after a run, so a file it may not overwrite must stop
+    the command now, before a run is submitted, not every command after it."""
     specs = {b.id: b for b in session.desired.benchmarks}
     for spec_id in spec_ids:
         spec = specs.get(spec_id)
-        if spec is None or (kept_in is not None and kept(session, kept_in, spec) is not None):
+        if spec is None:
             continue
         try:
             check_writable(session, spec)

@@ -112,7 +112,7 @@ def _check_boards(session: RepoSession, result: PlanResult, *, then: str) -> Non
     from .board_files import check_renders
 
     renders = [a.spec_id for a in result.plan.actions if a.kind is ActionKind.RENDER and a.spec_id]
-    check_renders(session, renders, kept_in=result.observed, then=then)
+    check_renders(session, renders, then=then)
 
 
 # --- saved plans --------------------------------------------------------------------------------
