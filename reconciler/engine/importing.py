@@ -22,7 +22,7 @@ from ..osmosis.client import OsmosisClient
 from ..osmosis.errors import NotFound
 from ..safe_paths import create_once
 from ..settings import Project
-from ..specs.loader import discover, load_specs
+from ..specs.loader import discover, id_in_use, load_specs
 from ..specs.models import SPEC_ID_PATTERN
 from ..specs.run_config import payload_to_document
 from .adoption import payload_fingerprint
@@ -79,14 +79,15 @@ async def import_run(client: OsmosisClient, project: Project, ref: str, spec_id:
     if not re.match(SPEC_ID_PATTERN, spec_id):
         raise UsageError(f"--id {spec_id!r} is not a spec id", hint="lowercase letters, digits, '.', '_', '-' and '/'")
     existing = load_specs(discover([project.specs_path]), project.root, project.settings.specs_dir)
-    taken = {s.id: s.path for s in existing.run_specs}
     adopted_by = {s.reconcile.adopt: s.id for s in existing.run_specs if s.reconcile.adopt}
     for key in (run.id, name):
         if key in adopted_by:
             raise UsageError(f"{name} is already adopted by spec {adopted_by[key]}")
-    if spec_id in taken:
-        raise UsageError(f"spec id {spec_id} is already used by {taken[spec_id]}", hint="pick another with --id")
     relative = Path(project.settings.specs_dir) / "runs" / f"{spec_id.replace('/', '-')}.toml"
+    # a benchmark spec's id too: validate would refuse the spec written under it
+    clash = id_in_use(existing, spec_id, relative.as_posix())
+    if clash is not None:
+        raise UsageError(clash, hint="pick another with --id")
     target = project.root / relative
     if target.exists() or target.is_symlink():
         raise UsageError(f"{relative} already exists", hint="pick another spec id with --id")

@@ -399,6 +399,16 @@ def _same_id(ids: dict[str, tuple[str, str]], spec_id: str, where: str) -> str |
     )
 
 
+def id_in_use(loaded: LoadResult, spec_id: str, where: str) -> str | None:
+    """Why a new spec at `where` may not take `spec_id`, or None: the loaded run and benchmark
+    specs share one namespace of ids, compared as `load_specs` compares them (`_same_id`)."""
+    ids: dict[str, tuple[str, str]] = {}
+    taken = [(b.id, b.path) for b in loaded.benchmark_specs] + [(r.id, r.path) for r in loaded.run_specs]
+    for used, path in taken:
+        _same_id(ids, used, path)
+    return _same_id(ids, spec_id, where)
+
+
 def load_specs(
     files: Iterable[Path],
     root: Path,

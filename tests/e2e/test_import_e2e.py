@@ -107,6 +107,18 @@ def test_importing_an_unknown_run_is_a_clear_error_and_writes_nothing(repo: Work
     assert list((repo.root / "specs/runs").iterdir()) == []
 
 
+def test_importing_under_a_benchmark_specs_id_is_refused_and_writes_nothing(repo: WorkspaceRepo) -> None:
+    bench = "specs/benchmarks/terminal-bench-2-1.toml"
+    (repo.root / bench).write_text((Path(__file__).parents[2] / bench).read_text())
+    run = repo.submit_directly()
+    done = repo.cli("import", run["name"], "--id", "benchmarks/terminal-bench-2-1")
+    assert done.returncode == 64, done.stdout + done.stderr
+    assert f"spec id 'benchmarks/terminal-bench-2-1' is also used by {bench}" in done.stderr
+    assert "pick another with --id" in done.stderr
+    assert list((repo.root / "specs/runs").iterdir()) == []
+    assert repo.cli("validate").returncode == 0
+
+
 def test_an_imported_spec_holds_secret_record_names_never_values(repo: WorkspaceRepo) -> None:
     payload = {**SMOKE_PAYLOAD, "secrets": {"required": ["EXTRA_TOKEN"], "provided": {"EXTRA_TOKEN": "tok-VALUE-123"}}}
     run = repo.submit_directly(payload)
