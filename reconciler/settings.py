@@ -6,14 +6,24 @@ import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from .errors import ConfigError
-from .safe_paths import write_refusal
+from .safe_paths import is_git_folder_name, overlaps, write_refusal
+from .specs.board_paths import reserved_paths
 from .specs.loader import LoadResult, load_settings, load_specs
 from .specs.models import SETTINGS_FILE, ProjectSettings
 
 LOCAL_PLATFORM = "local"
+
+
+class OwnPlace(NamedTuple):
+    """Where a path named to write at meets the project's own files."""
+
+    rel: str  # the path, relative to the repository root
+    room: str  # the project's place it overlaps (the specs folder, .git, ...)
+    what: str  # that place, in words
 
 
 @dataclass(frozen=True)
@@ -35,6 +45,24 @@ class Project:
             self.settings.specs_dir,
             settings=self.settings,
             refusal=functools.partial(write_refusal, self.root),
+        )
+
+    def own_place(self, path: Path) -> OwnPlace | None:
+        """Where `path` is, lies in or holds one of this project's own places: reconciler.toml, the
+        specs, the state file, the outputs, the templates, reconciler's folder (the rooms no
+        leaderboard may take either) or a .git folder. None outside the repository: a place the
+        user chose. The one rule for a path named on the command line to write at (`plan --out`,
+        `download --output`)."""
+        try:
+            rel = path.resolve().relative_to(self.root.resolve()).as_posix()
+        except (OSError, ValueError, RuntimeError):
+            return None
+        parts = PurePosixPath(rel).parts
+        git = next((i for i, part in enumerate(parts) if is_git_folder_name(part)), None)
+        if git is not None:  # hooks and config there run code on the next git command
+            return OwnPlace(rel, "/".join(parts[: git + 1]), "git's folder")
+        return next(
+            (OwnPlace(rel, room, what) for room, what in reserved_paths(self.settings) if overlaps(rel, room)), None
         )
 
     def existing_specs_path(self) -> Path:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     "--output",
     "-o",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The folder for the run's files (with several runs: a folder for their run folders). Default: .osmosis/benchmarks/<run-dir>.",
+    help="The folder for the run's files (with several runs: a folder for their run folders); inside the repository, never in its own files (specs, .git, templates, ...). Default: .osmosis/benchmarks/<run-dir>.",
 )
 @click.option("--jobs", type=click.IntRange(1, 64), default=8, show_default=True, help="Files transferred at once.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

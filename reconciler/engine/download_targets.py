@@ -194,6 +194,19 @@ async def _client_only(project: Project, platform: str | None, workspace: str | 
         yield client
 
 
+def refuse_output_in_own_place(project: Project, output: Path) -> None:
+    """`--output` inside the repository may not be, lie in or hold the project's own files (the
+    rule of `plan --out`, Project.own_place): an artifact named `x.toml` downloaded into specs/
+    would become a spec, a file in .git/ could run on the next git command."""
+    clash = project.own_place(output)
+    if clash is not None:
+        raise UsageError(
+            f"--output {output} overlaps {clash.what} ({clash.room}); reconciler never downloads into this"
+            " project's own files",
+            hint=f"pass --output a folder of its own, such as downloads/, or leave it out for {project.settings.outputs_dir}/",
+        )
+
+
 async def download_command(
     project: Project,
     args: Sequence[str],
@@ -208,6 +221,8 @@ async def download_command(
     on_report: Callable[[Target, DownloadReport | None, str | None], None] = lambda t, r, e: None,
 ) -> BatchReport:
     """Resolve the targets (with the specs when the repository has a specs folder) and download them."""
+    if output is not None:
+        refuse_output_in_own_place(project, output)
     outputs_root = writable_path(project.root, project.settings.outputs_dir, directory=True)
     if not project.specs_path.is_dir():
         if not args:

@@ -14,9 +14,7 @@ from ..core.plan import ActionKind, Plan, plan
 from ..core.world import Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
 from ..files import read_regular, write_atomic
-from ..safe_paths import overlaps
 from ..settings import Project
-from ..specs.board_paths import reserved_paths
 from .session import RepoSession, open_session
 
 if TYPE_CHECKING:  # apply's and status's modules load when those run: `plan` should not pay for them
@@ -145,18 +143,11 @@ def write_plan_file(path: Path, result: PlanResult, project: Project | None = No
 def _refuse_plan_over_project_file(path: Path, project: Project) -> None:
     if not path.name or path.is_dir():
         raise UsageError(f"--out {path} is a folder; pass a file path such as plan.json")
-    try:
-        target = path.resolve()
-        rel = target.relative_to(project.root.resolve()).as_posix()
-    except (OSError, ValueError, RuntimeError):
-        return  # outside the project: the user's own place
-    # the rooms no leaderboard may be written into either (specs, state, outputs, templates, ...)
-    own = [*reserved_paths(project.settings), (".git", "git's folder")]
-    clash = next((what for room, what in own if overlaps(rel, room)), None)
+    clash = project.own_place(path)
     if clash is not None:
         raise UsageError(
-            f"--out {path} is one of this project's own files ({rel}), in {clash}; reconciler never saves a plan"
-            " over it",
+            f"--out {path} is one of this project's own files ({clash.rel}), in {clash.what}; reconciler never saves"
+            " a plan over it",
             hint="save the plan elsewhere, such as plan.json or a temporary folder",
         )
 

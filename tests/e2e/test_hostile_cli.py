@@ -162,6 +162,11 @@ def test_a_model_name_with_bidi_overrides_reaches_the_leaderboards_as_escapes(tm
         ("reconciler.toml", "is one of this project's own files (reconciler.toml)"),
         ("specs/runs/plan.toml", "is one of this project's own files (specs/runs/plan.toml)"),
         (".reconciler/state.json", "is one of this project's own files (.reconciler/state.json)"),
+        (".git/plan.json", "is one of this project's own files (.git/plan.json), in git's folder"),
+        (
+            "vendor/lib/.git/plan.json",
+            "is one of this project's own files (vendor/lib/.git/plan.json), in git's folder",
+        ),
     ],
 )
 def test_plan_out_never_writes_over_the_projects_own_files_or_fails_inside(tmp_path: Path, out: str, says: str) -> None:

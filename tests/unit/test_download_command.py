@@ -75,6 +75,39 @@ def test_output_names_the_run_folder(fake: FakePlatform, capsys: pytest.CaptureF
     ]
 
 
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("output", "says"),
+    [
+        ("specs/x", "--output specs/x overlaps the specs folder (specs)"),
+        ("specs/runs", "--output specs/runs overlaps the specs folder (specs)"),
+        (".git/x", "--output .git/x overlaps git's folder (.git)"),
+        ("vendor/lib/.git/x", "--output vendor/lib/.git/x overlaps git's folder (vendor/lib/.git)"),
+        ("templates", "--output templates overlaps the templates folder (templates)"),
+    ],
+)
+def test_output_in_the_projects_own_files_is_refused_and_nothing_is_written(
+    fake: FakePlatform, capsys: pytest.CaptureFixture[str], tmp_path: Path, output: str, says: str
+) -> None:
+    before = _files(tmp_path)
+    code, out, err = cli(capsys, RUN_NAME, "--type", "all", "--output", output)
+    assert code == 64 and says in err and "pass --output a folder of its own" in err, out + err
+    assert _files(tmp_path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["reconciler.toml"]
+
+
+def test_output_outside_the_repository_is_the_users_choice(
+    fake: FakePlatform, capsys: pytest.CaptureFixture[str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "specs"
+    code, _, err = cli(capsys, RUN_NAME, "--output", str(elsewhere))
+    assert code == 0, err
+    assert sorted(p.name for p in elsewhere.iterdir()) == [".reconciler-ledger.json", "results.csv", "summary.csv"]
+
+
 def test_an_unknown_type_is_a_usage_error(fake: FakePlatform, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys, RUN_NAME, "--type", "summary,bogus")
     assert code == 64 and "Unknown --type value(s): bogus. Choose from: summary, results, artifacts, logs, all" in err
