@@ -62,8 +62,19 @@ class Project:
         if git is not None:  # hooks and config there run code on the next git command
             return OwnPlace(rel, "/".join(parts[: git + 1]), "git's folder")
         return next(
-            (OwnPlace(rel, room, what) for room, what in reserved_paths(self.settings) if overlaps(rel, room)), None
+            (
+                OwnPlace(rel, room, what)
+                for room, what in reserved_paths(self.settings)
+                if overlaps(rel, room) and (self._within(rel, room) or os.path.lexists(self.root / room))
+            ),
+            None,
         )
+
+    @staticmethod
+    def _within(rel: str, room: str) -> bool:
+        """`rel` is the room or lies in it (overlaps() says so too of a folder that holds it: that
+        one counts only when the room is there, so `-o .` in a folder that is no project is fine)."""
+        return len(PurePosixPath(rel).parts) >= len([p for p in PurePosixPath(room).parts if p != "."])
 
     def existing_specs_path(self) -> Path:
         """The specs dir, or a ConfigError that says how to get one.

@@ -122,3 +122,12 @@ def test_all_combined_with_a_type_is_a_usage_error(fake: FakePlatform, capsys: p
 def test_no_arguments_without_specs_asks_for_run_names(fake: FakePlatform, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = cli(capsys)
     assert code == 64 and "reconciler download RUN" in err
+
+
+def test_output_here_in_a_folder_that_holds_no_project_files_is_allowed(
+    fake: FakePlatform, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "reconciler.toml").unlink()  # a plain folder: no specs, no state, no templates
+    code, _, err = cli(capsys, RUN_NAME, "--output", ".")
+    assert code == 0, err
+    assert (tmp_path / "results.csv").is_file()
