@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     "count",
     type=click.IntRange(min=1, max=256),
     default=None,
-    help="Split into this many shards by spec id (default: one shard per benchmark).",
+    help="Split into this many shards by spec id (default: `shards` in reconciler.toml, else one shard per benchmark).",
 )
 @click.option(
     "--format",
@@ -45,8 +45,9 @@ def command(count: int | None, fmt: str, github_output: bool, merge: tuple[Path,
     """List the shards of the scheduled reconcile, for a GitHub Actions matrix.
 
     Each shard is a set of run spec ids for `reconciler reconcile --target ...`:
-    one shard per benchmark, or --shards N by a stable hash of the spec id (a
-    spec keeps its shard as others come and go). Reads the specs only; never
+    one shard per benchmark, or N by a stable hash of the spec id (a spec keeps
+    its shard as others come and go), N from --shards or `shards = N` in
+    reconciler.toml, which every run of the workflow reads alike. Reads the specs only; never
     calls the platform. With --merge-state, the last job of the sharded workflow
     folds the state files its matrix jobs left into the checked-out one.
     """
@@ -58,6 +59,7 @@ def command(count: int | None, fmt: str, github_output: bool, merge: tuple[Path,
     if merge:
         _merge(project, merge, lock_timeout)
         return
+    count = count or project.settings.shards
     desired, _ = load_desired(project)
     specs = [(d.spec.id, d.spec.config.experiment.benchmark) for d in desired.runs]
     shards = by_spec_id([s for s, _ in specs], count) if count else by_benchmark(specs)

@@ -134,6 +134,10 @@ class ProjectSettings(_Table):
     specs_dir: str = "specs"
     state_file: str = ".reconciler/state.json"
     outputs_dir: str = ".osmosis/benchmarks"
+    # the sharded workflow's split: N shards by spec id (default: one per benchmark). Here, not a
+    # workflow input: every run of the workflow must split alike, or one run's shard job and
+    # another's (each in its own concurrency group) hold the same spec at once and both submit it
+    shards: int | None = Field(default=None, ge=1, le=256)
     apply: ApplySettings = Field(default_factory=ApplySettings)
     commit: CommitSettings = Field(default_factory=CommitSettings)
 

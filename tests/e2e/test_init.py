@@ -247,6 +247,14 @@ def test_shards_by_spec_id_prints_one_line_per_shard(sharded: Path) -> None:
     assert done.stdout.endswith(": tb-smoke\n") and done.stdout.count("\n") == 1
 
 
+def test_shards_set_in_the_settings_split_by_spec_id_with_no_flag(sharded: Path) -> None:
+    settings = sharded / "reconciler.toml"
+    settings.write_text(settings.read_text().replace("# shards = 4", "shards = 4"))
+    done = run(sharded, "shards", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith('{"include":[{"shard":"shard-') and '"targets":"tb-smoke"' in done.stdout
+
+
 def test_shards_github_output_outside_actions_says_what_is_missing(sharded: Path) -> None:
     done = run(sharded, "shards", "--format", "json", "--github-output")
     assert done.returncode != 0
