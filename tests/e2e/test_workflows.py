@@ -438,7 +438,7 @@ def test_every_run_of_the_sharded_workflow_splits_the_specs_alike() -> None:
     # a dispatch input that split by id while the schedule split by benchmark put one spec in two
     # concurrency groups at once, and both jobs submitted it: the split is reconciler.toml's alone
     workflow = load(SHARDED)
-    triggers = workflow.get("on", workflow.get(True))
+    triggers: dict[str, Any] = workflow["on"] if "on" in workflow else workflow[True]  # YAML 1.1 reads `on` as True
     assert not (triggers["workflow_dispatch"] or {}).get("inputs")
     [listing] = [s for s in workflow["jobs"]["shards"]["steps"] if s.get("name") == "List shards"]
     assert listing["run"].strip() == "reconciler shards --format json --github-output" and "env" not in listing
