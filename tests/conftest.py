@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from reconciler.engine.machine_cache import CACHE_DIR_ENV
+from tests.github_fake import FakeGitHub
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -27,3 +28,10 @@ def _machine_cache_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         ):
             patch.delenv(name, raising=False)
         yield
+
+
+@pytest.fixture
+def github() -> Iterator[FakeGitHub]:
+    """A fake GitHub REST API served on 127.0.0.1, for the tests of comments, statuses and workflows."""
+    with FakeGitHub().serve() as fake:
+        yield fake

@@ -178,6 +178,22 @@ def fetch_base_commit(root: Path, sha: str, *, depth: int = 50, rounds: int = 6)
         repo.close()
 
 
+def _repo_at(root: Path, needs: str = "") -> Any:
+    """The git repository holding `root` (GitPython's Repo; the caller closes it)."""
+    import git
+
+    try:
+        return git.Repo(root, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise GitError(f"{root} is not in a git repository{needs}") from None
+
+
+def _below_top(repo: Any, root: Path) -> PurePosixPath:
+    """Where the project at `root` lies in the repository (`.` at its top)."""
+    top = Path(str(repo.working_tree_dir)).resolve()
+    return PurePosixPath(root.resolve().relative_to(top).as_posix())
+
+
 def has_commit(repo: Any, sha: str) -> bool:
     import git
 
@@ -192,10 +208,7 @@ def review_changes(root: Path, base_ref: str, specs_dir: str = "specs") -> Revie
     """The spec changes between the merge base of HEAD and `base_ref`, and the working tree."""
     import git
 
-    try:
-        repo = git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(f"{root} is not in a git repository; --base needs one") from None
+    repo = _repo_at(root, "; --base needs one")
     try:
         try:
             base = repo.commit(base_ref)
@@ -211,9 +224,7 @@ def review_changes(root: Path, base_ref: str, specs_dir: str = "specs") -> Revie
         if not bases:
             raise GitError(f"HEAD and {base_ref} have no common history, so there is nothing to review against")
         merge_base = bases[0]
-        top = Path(str(repo.working_tree_dir)).resolve()
-        rel_root = PurePosixPath(root.resolve().relative_to(top).as_posix())
-        old = dict(_sides_at(merge_base, rel_root, specs_dir))
+        old = dict(_sides_at(merge_base, _below_top(repo, root), specs_dir))
     finally:
         repo.close()
     specs_path = root / specs_dir
@@ -238,17 +249,13 @@ def files_at(root: Path, sha: str, folder: str, *, limit: int) -> dict[str, str]
     templates), never from the pull request's own checkout."""
     import git
 
-    try:
-        repo = git.Repo(root, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(f"{root} is not in a git repository") from None
+    repo = _repo_at(root)
     try:
         try:
             commit = repo.commit(sha)
         except (git.BadName, git.BadObject, ValueError, git.GitCommandError):
             raise GitError(f"commit {sha[:12]} is not in this clone", hint="fetch it first") from None
-        top = Path(str(repo.working_tree_dir)).resolve()
-        where = PurePosixPath(root.resolve().relative_to(top).as_posix()) / folder
+        where = _below_top(repo, root) / folder
         tree: Any  # GitPython's tree walk is typed as a union of every object kind
         try:
             tree = commit.tree / where.as_posix()

@@ -128,12 +128,6 @@ def results_comment(github: FakeGitHub) -> dict[str, Any]:
     return comment
 
 
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with FakeGitHub().serve() as fake:
-        yield fake
-
-
 def slower_concurrency(root: Path) -> None:
     spec = root / "specs/runs/tb-compare.toml"
     text = spec.read_text().replace("max_concurrent_attempts = 8", "max_concurrent_attempts = 4")

@@ -32,7 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,12 +236,6 @@ def origin(origin_template: Path, tmp_path: Path) -> Path:
 def work(origin: Path, tmp_path: Path) -> Path:
     subprocess.run(["git", "clone", "-q", str(origin), str(tmp_path / "work")], check=True)
     return tmp_path / "work"
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with FakeGitHub().serve() as fake:
-        yield fake
 
 
 def open_pull_request(work: Path, edit: Any = None) -> dict[str, Any]:

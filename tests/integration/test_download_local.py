@@ -105,20 +105,22 @@ def test_a_pending_run_is_refused_with_the_official_message(tmp_path: Path) -> N
     assert not (tmp_path / "out").exists()
 
 
-def test_a_recorded_file_deleted_since_is_no_longer_counted_as_downloaded(tmp_path: Path) -> None:
+def downloaded_run(tmp_path: Path) -> tuple[Path, Clock, str, str, Path]:
+    """A finished run downloaded whole: (database, clock, run id, run name, its folder)."""
     db, clock = tmp_path / "p.sqlite3", Clock()
     run_id, name = finished_run(db, clock)
     download(local_client(db, clock), name, tmp_path / "out")
-    run_dir = tmp_path / "out" / run_dir_name(name, run_id)
+    return db, clock, run_id, name, tmp_path / "out" / run_dir_name(name, run_id)
+
+
+def test_a_recorded_file_deleted_since_is_no_longer_counted_as_downloaded(tmp_path: Path) -> None:
+    _, _, run_id, _, run_dir = downloaded_run(tmp_path)
     (run_dir / "results.csv").unlink()
     assert types_on_disk(run_dir, run_id) == set(ALL) - {"results"}
 
 
 def test_a_folder_in_place_of_a_recorded_file_is_repaired_by_the_next_download(tmp_path: Path) -> None:
-    db, clock = tmp_path / "p.sqlite3", Clock()
-    run_id, name = finished_run(db, clock)
-    download(local_client(db, clock), name, tmp_path / "out")
-    run_dir = tmp_path / "out" / run_dir_name(name, run_id)
+    db, clock, run_id, name, run_dir = downloaded_run(tmp_path)
     (run_dir / "summary.csv").unlink()
     (run_dir / "summary.csv").mkdir()
     assert "summary" not in types_on_disk(run_dir, run_id)

@@ -6,7 +6,6 @@ subprocess against a fake GitHub)."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,12 +19,6 @@ PACKAGED = (ROOT / "reconciler/render/templates/plan.md.j2").read_text()
 LIE = "### reconciler plan\n\n**No changes.** The platform matches the specs.\n"
 HOUSE = "House style: every plan is read by two people.\n\n"
 NOTE = "This pull request's `templates/` draw this plan differently"
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with FakeGitHub().serve() as fake:
-        yield fake
 
 
 def make_origin(tmp_path: Path, *, base_template: str | None, pr_template: str | None) -> Path:

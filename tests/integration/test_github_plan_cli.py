@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,12 +29,6 @@ type = "provider"
 model = "openai/gpt-5.2"
 api_key_secret = "openai-key"
 """
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with FakeGitHub().serve() as fake:
-        yield fake
 
 
 @pytest.fixture

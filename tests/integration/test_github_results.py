@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from reconciler.core.run_results import RunReport
 from reconciler.github.results import ResultsContext, publish_results
@@ -14,12 +11,6 @@ from tests.github_fake import FakeGitHub
 
 REPO, PR = "acme/evals", 3
 SHA = "ab" * 20
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with FakeGitHub().serve() as fake:
-        yield fake
 
 
 def ctx(github: FakeGitHub) -> ResultsContext:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,6 @@ from tests.github_fake import BOT, FakeGitHub
 REPO, PR = "acme/evals", 7
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with FakeGitHub().serve() as fake:
-        yield fake
 
 
 def client(fake: FakeGitHub) -> GitHubClient:

@@ -12,7 +12,6 @@ import pickle
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -194,12 +193,6 @@ def test_a_repository_template_that_plays_by_the_rules_still_renders(repo: Path)
 
 
 # --- what reaches GitHub ------------------------------------------------------------------------
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    with FakeGitHub().serve() as fake:
-        yield fake
 
 
 def context(fake: FakeGitHub) -> GitHubContext:
