@@ -20,3 +20,12 @@ def git(root: Path, *args: str) -> str:
         ["git", "-C", str(root), *args], env=os.environ | IDENTITY, check=True, capture_output=True, text=True
     )
     return done.stdout.strip()
+
+
+def commit_all(root: Path, message: str = "specs") -> str:
+    """`git init -b main` in `root` if it is no repository yet, then commit everything there; the commit."""
+    if not (root / ".git").exists():
+        git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", message)
+    return git(root, "rev-parse", "HEAD")

@@ -17,7 +17,7 @@ import pytest
 from reconciler.engine.machine_cache import CACHE_DIR_ENV
 from tests.e2e.remote_race import cloned
 from tests.e2e.served_platform import ServedPlatform, serve_platform
-from tests.git_cli import git
+from tests.git_cli import commit_all, git
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -37,9 +37,7 @@ def make_repo(root: Path) -> Path:
     shutil.copy(REPO / "specs/benchmarks/terminal-bench-2-1.toml", root / "specs/benchmarks")
     (root / "reconciler.toml").write_text('workspace = "race"\nowner = "acme/evals"\n')
     (root / ".gitignore").write_text(".osmosis/\n.reconciler/lock\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "specs")
+    commit_all(root)
     return root
 
 

@@ -24,7 +24,7 @@ import pytest
 from reconciler.core import scoring
 from reconciler.github.comments import PLAN_MARKER
 from reconciler.github.results_comment import RESULTS_CONTEXT, RESULTS_MARKER
-from tests.git_cli import git
+from tests.git_cli import commit_all, git
 from tests.github_fake import FakeGitHub
 
 pytestmark = pytest.mark.slow
@@ -74,9 +74,7 @@ def make_repo(root: Path, *runs: str) -> Path:
     # the repository's identity, as on GitHub: the same owner whether it runs locally or in Actions
     (root / "reconciler.toml").write_text('platform = "local"\nspecs_dir = "specs"\nowner = "acme/evals"\n')
     (root / ".gitignore").write_text(".osmosis/\n.reconciler/lock\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "specs")
+    commit_all(root)
     return root
 
 

@@ -116,14 +116,20 @@ def test_a_push_the_remote_refuses_fails_at_once_and_says_why(clone: tuple[Path,
     assert git(remote, "rev-parse", "main") == before and git(ours, "rev-parse", "HEAD") == left
 
 
+def other_job_pushed_first(remote: Path, tmp_path: Path) -> str:
+    """Another job's clone commits its state file and pushes it first; its commit."""
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True, capture_output=True)
+    theirs = own_commit(other, ["their run"])
+    git(other, "push", "-q", "origin", "main")
+    return theirs
+
+
 def test_a_race_that_conflicts_redoes_every_unpushed_commit_of_reconcilers(
     clone: tuple[Path, Path], tmp_path: Path
 ) -> None:
     remote, ours = clone
-    other = tmp_path / "other"
-    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True, capture_output=True)
-    own_commit(other, ["their run"])  # the other job pushed its state file first
-    git(other, "push", "-q", "origin", "main")
+    other_job_pushed_first(remote, tmp_path)
     own_commit(ours, ["run r1"])  # a push that failed left this one
     own_commit(ours, ["run r1", "run r2"])
 
@@ -142,10 +148,7 @@ def test_a_retry_whose_rerender_fails_puts_the_branch_back_on_the_jobs_commit(
     clone: tuple[Path, Path], tmp_path: Path
 ) -> None:
     remote, ours = clone
-    other = tmp_path / "other"
-    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True, capture_output=True)
-    theirs = own_commit(other, ["their run"])
-    git(other, "push", "-q", "origin", "main")
+    theirs = other_job_pushed_first(remote, tmp_path)
     mine = own_commit(ours, ["run r1"])
 
     def unreachable(since: str, upto: str) -> CommitResult:
