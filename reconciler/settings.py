@@ -50,17 +50,26 @@ class Project:
     def own_place(self, path: Path) -> OwnPlace | None:
         """Where `path` is, lies in or holds one of this project's own places: reconciler.toml, the
         specs, the state file, the outputs, the templates, reconciler's folder (the rooms no
-        leaderboard may take either) or a .git folder. None outside the repository: a place the
-        user chose. The one rule for a path named on the command line to write at (`plan --out`,
-        `download --output`)."""
+        leaderboard may take either) or a .git folder, this repository's or any other (the project
+        may lie below the repository's top, beside its .git). Otherwise None outside the project:
+        a place the user chose. The one rule for a path named on the command line to write at
+        (`plan --out`, `download --output`)."""
         try:
-            rel = path.resolve().relative_to(self.root.resolve()).as_posix()
-        except (OSError, ValueError, RuntimeError):
+            resolved = path.resolve()
+        except (OSError, RuntimeError):
             return None
-        parts = PurePosixPath(rel).parts
+        parts = resolved.parts
         git = next((i for i, part in enumerate(parts) if is_git_folder_name(part)), None)
+        try:
+            rel: str | None = resolved.relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            rel = None
         if git is not None:  # hooks and config there run code on the next git command
-            return OwnPlace(rel, "/".join(parts[: git + 1]), "git's folder")
+            room = Path(*parts[: git + 1])
+            shown = room.relative_to(self.root.resolve()).as_posix() if rel is not None else str(room)
+            return OwnPlace(rel or str(path), shown, "git's folder")
+        if rel is None:
+            return None
         return next(
             (
                 OwnPlace(rel, room, what)

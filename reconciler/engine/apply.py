@@ -136,7 +136,7 @@ class Applier:
 
     async def _stop(self, action: Action) -> ActionResult:
         assert action.run_id is not None
-        # the plan refused it already (core.plan._unshared), unless it was saved before the rule applied
+        # the plan refused it already (core.plan._guarded), unless it was saved before the rule applied
         refusal = stop_refusal(self.session.owner, self.session.shared_owner)
         if refusal is not None:
             return ActionResult(action=action, ok=False, message=f"{action.run_name} not stopped: {refusal.reason}")

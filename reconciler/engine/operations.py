@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import json_text
 from ..core.plan import ActionKind, Plan, plan
-from ..core.world import Observed, ObservedRun, Policy
+from ..core.world import Desired, Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
 from ..files import read_regular, write_atomic
 from ..settings import Project
@@ -56,14 +56,38 @@ def check_targets(session: RepoSession, targets: Sequence[str]) -> None:
 async def _plan_in(session: RepoSession, policy: Policy, *, unmanaged: bool = False) -> PlanResult:
     check_targets(session, sorted(policy.targets))
     observed = await session.observe(unmanaged=unmanaged)
-    planned = plan(session.desired, observed, policy)
-    # a stop of a run newer than this checkout is refused (identity.stop_refusal): asked only of
-    # the runs the plan would stop, so a plan that stops nothing reads no run and runs no git
-    behind = await session.history.newer_runs(session.client, stop_targets(planned))
-    if behind:
-        observed = observed.model_copy(update={"behind": behind})
-        planned = plan(session.desired, observed, policy)
+    planned, observed = await guarded_plan(
+        session.desired, observed, policy, lambda ids: session.history.newer_runs(session.client, ids)
+    )
     return PlanResult(planned, policy, observed, session.adopted)
+
+
+async def guarded_plan(
+    desired: Desired,
+    observed: Observed,
+    policy: Policy,
+    newer_runs: Callable[[set[str]], Awaitable[dict[str, str]]],
+) -> tuple[Plan, Observed]:
+    """The plan, with every stop of a run newer than this checkout refused (identity.stop_refusal;
+    `newer_runs` says which of the runs asked about are: engine/stale_checkout.py), and the
+    observed world that says so (`Observed.behind`).
+
+    Only the runs a plan would stop are asked about, so a plan that stops nothing reads no run
+    and runs no git. A refused stop frees budget another replace may take: the runs that plan
+    would stop are asked about in turn, until no run is to be stopped that was not asked about
+    (each round asks only new runs, so it ends)."""
+    planned = plan(desired, observed, policy)
+    asked: set[str] = set()
+    behind: dict[str, str] = {}
+    while new := set(stop_targets(planned)) - asked:
+        asked |= new
+        found = await newer_runs(new)
+        if not found:
+            break
+        behind |= found
+        observed = observed.model_copy(update={"behind": dict(behind)})
+        planned = plan(desired, observed, policy)
+    return planned, observed
 
 
 def stop_targets(planned: Plan) -> list[str]:

@@ -63,10 +63,10 @@ def stamp_submissions(
 
     A run that took the place of a run another commit asked for records it (`Replaced`): that
     commit's pull request still waits for a last report, which `collect_results` makes: as
-    superseded when the run was stopped for the new one, else its own final report. A run that
-    ended between two jobs was reported by none of them (every job reports only each spec's
-    latest run); one reported already is reported the same again, which changes nothing on
-    GitHub (an unchanged comment is not edited, an unchanged status not set)."""
+    superseded when the run is stopped (for the new one, or by hand) or still going, else its
+    own final report. A run that ended between two jobs was reported by none of them (every job
+    reports only each spec's latest run). One reported already is reported again: the same
+    status is not set twice, but the comment is redrawn (its rank and comparison as of now)."""
     upto = commit or ("HEAD" if credit_changes else None)
     from ..vcs.commit import last_change
 

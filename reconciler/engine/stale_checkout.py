@@ -17,8 +17,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..osmosis.client import OsmosisClient
+from ..osmosis.errors import PlatformError
 from ..osmosis.models import RunDetail
 from .observe import commit_of
+
+READS_AT_ONCE = 16  # a prune of a thousand orphans reads their details in this many at once
 
 
 class CheckoutHistory:
@@ -44,8 +47,21 @@ class CheckoutHistory:
         return sha
 
     async def newer_runs(self, client: OsmosisClient, run_ids: Iterable[str]) -> dict[str, str]:
-        """run id -> its commit, for each of `run_ids` submitted from a commit this checkout is behind."""
+        """run id -> its commit, for each of `run_ids` submitted from a commit this checkout is behind.
+
+        A run that cannot be read (gone since the listing, an error the retries did not outlast)
+        is left out: the plan shows its stop, and apply, which reads the run again before
+        stopping it, refuses it there or fails that one action, never the whole plan."""
+        gate = asyncio.Semaphore(READS_AT_ONCE)
+
+        async def one(run_id: str) -> str | None:
+            async with gate:
+                try:
+                    detail = await client.get_run(run_id)
+                except PlatformError:
+                    return None
+            return await self.behind_commit(detail)
+
         ids = sorted(set(run_ids))
-        details = await asyncio.gather(*(client.get_run(run_id) for run_id in ids))
-        found = await asyncio.gather(*(self.behind_commit(detail) for detail in details))
+        found = await asyncio.gather(*(one(run_id) for run_id in ids))
         return {run_id: sha for run_id, sha in zip(ids, found, strict=True) if sha is not None}

@@ -43,7 +43,12 @@ def render_for_reviewers(
     The pull request's templates still render first, so one that fails fails the plan as it
     would after merge; when they draw the plan differently, a note says so above it."""
     own = render_markdown(plan, repo_root=repo_root, show_noop=show_noop, review=review)
-    where = f"of the base commit {base[:12]}" if base and base_templates is not None else "packaged with reconciler"
+    if base and base_templates:
+        where = f"of the base commit {base[:12]}"
+    elif base and base_templates is not None:
+        where = f"packaged with reconciler (the base commit {base[:12]} has none of its own)"
+    else:
+        where = "packaged with reconciler"
     try:
         shown = render_markdown(plan, templates=base_templates or {}, show_noop=show_noop, review=review)
     except ConfigError as exc:  # the base's own template fails: the packaged one still draws the plan

@@ -45,6 +45,8 @@ def is_behind(root: Path, sha: str) -> bool | None:
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         return None
     try:
+        if not repo.head.is_valid():  # no commit yet: nothing it could be behind
+            return None
         try:
             fetch_base_commit(root, sha)
         except GitError:

@@ -177,6 +177,16 @@ def test_plan_out_never_writes_over_the_projects_own_files_or_fails_inside(tmp_p
     assert {p: p.read_bytes() for p in before} == before
 
 
+def test_plan_out_never_writes_into_the_git_folder_above_a_project_in_a_subfolder(tmp_path: Path) -> None:
+    mono = tmp_path / "mono"
+    project = make_repo(mono / "evals")  # its own .git, then moved up: the project lies below the top
+    (project / ".git").rename(mono / ".git")
+    config = (mono / ".git/config").read_bytes()
+    done = cli(project, "plan", "--out", "../.git/config")
+    assert_clean_failure(done, ExitCode.USAGE, "in git's folder")
+    assert (mono / ".git/config").read_bytes() == config
+
+
 def test_plan_out_never_replaces_a_fifo(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "repo")
     os.mkfifo(tmp_path / "pipe")

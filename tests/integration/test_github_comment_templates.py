@@ -67,7 +67,7 @@ def test_a_pull_request_whose_template_says_no_changes_still_shows_its_submits(
     done, body = comment_of(tmp_path, origin, github)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "| + | submit | tb-smoke-2 |" in body.replace("`", "")
-    assert "paid submit(s)" in body and NOTE in body and "packaged with reconciler" not in body
+    assert "paid submit(s)" in body and NOTE in body and "packaged with reconciler (the base commit" in body
 
 
 def test_the_base_branchs_own_template_draws_the_comment_without_a_note(tmp_path: Path, github: FakeGitHub) -> None:
