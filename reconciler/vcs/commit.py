@@ -206,14 +206,24 @@ class OwnCommits:
         )
 
 
-def unpushed_commits(root: Path, remote: str = "origin") -> list[LocalCommit]:
-    """HEAD's commits that no ref of `remote` fetched here reaches, newest first."""
+def unpushed_commits(root: Path, remote: str, branch: str) -> list[LocalCommit]:
+    """HEAD's commits that a push to `remote`'s `branch` would send, newest first: those the
+    branch as last fetched here lacks. A commit another branch of `remote` has is not on this
+    one (a `wip` pushed to origin/feature, then merged into main here): it counts as pushed only
+    when the branch was never fetched (new to `remote`, or a checkout made by sha), where what
+    any ref of `remote` reaches is all there is to go by."""
     import git
 
+    repo = _repo(root)
+    tracking = f"refs/remotes/{remote}/{branch}"
+    try:
+        repo.git.show_ref("--verify", "--quiet", tracking)
+        pushed = tracking
+    except git.GitCommandError:  # no such ref
+        pushed = f"--remotes={remote}"
     try:  # -z: paths verbatim; each commit starts with a record separator, its fields apart by a unit one
-        out = _repo(root).git.log(
-            "--no-renames", "--name-only", "-z", "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%s", "HEAD", "--not",
-            f"--remotes={remote}",
+        out = repo.git.log(
+            "--no-renames", "--name-only", "-z", "--format=%x1e%H%x1f%P%x1f%an%x1f%ae%x1f%s", "HEAD", "--not", pushed,
         )  # fmt: skip
     except git.GitCommandError as exc:
         raise GitError(f"git could not list the commits {remote} lacks: {(exc.stderr or str(exc)).strip()}") from None
@@ -245,7 +255,7 @@ def push_with_retry(
     fails at once; one that failed on the way (the network) is tried again, `attempts` times."""
     repo = _repo(root)
     branch = repo.active_branch.name
-    unpushed = unpushed_commits(root, remote)
+    unpushed = unpushed_commits(root, remote, branch)
     _refuse_others(unpushed, own, remote, branch)
     if not unpushed:
         return 0
@@ -349,7 +359,7 @@ def _rebase_or_redo(
                 f"push to {upstream} was rejected and rebasing onto it failed: {(exc.stderr or str(exc)).strip()}",
                 hint=f"run `git pull --rebase {remote} {branch}` and `git push` by hand",
             ) from None
-    ahead = unpushed_commits(Path(repo.working_tree_dir), remote)
+    ahead = unpushed_commits(Path(repo.working_tree_dir), remote, branch)
     _refuse_others(ahead, own, remote, branch)  # what the reset drops must be ours, and only ours
     upto = str(repo.head.commit.hexsha)
     since = str(repo.git.rev_parse(f"{ahead[-1].sha}^")) if ahead else upto

@@ -81,6 +81,32 @@ def test_a_commit_reconciler_did_not_make_is_never_pushed(clone: tuple[Path, Pat
     assert git(remote, "rev-parse", "main") == before
 
 
+def test_a_commit_only_another_branch_of_origin_has_is_not_pushed_to_this_one(clone: tuple[Path, Path]) -> None:
+    remote, ours = clone
+    before = git(remote, "rev-parse", "main")
+    git(ours, "switch", "-qc", "feature")
+    (ours / "WIP.md").write_text("not reviewed\n")
+    git(ours, "add", "WIP.md")
+    git(ours, "commit", "-qm", "wip")
+    git(ours, "push", "-q", "origin", "feature")  # on origin, but on origin/feature only
+    wip = git(ours, "rev-parse", "HEAD")
+    git(ours, "switch", "-q", "main")
+    git(ours, "merge", "-q", "--ff-only", "feature")
+    own_commit(ours, ["run r1"])
+    with pytest.raises(GitError) as refused:
+        push_with_retry(ours, own=OWN, rerender=no_race)
+    assert f"main has 1 commit(s) not on origin that reconciler did not make ({wip[:10]} wip)" in refused.value.message
+    assert git(remote, "rev-parse", "main") == before
+
+
+def test_a_branch_new_to_origin_is_pushed_with_the_commits_it_shares_with_origin(clone: tuple[Path, Path]) -> None:
+    remote, ours = clone
+    git(ours, "switch", "-qc", "results")  # no origin/results yet: what origin has anywhere counts as pushed
+    left = own_commit(ours, ["run r1"])
+    assert push_with_retry(ours, own=OWN, rerender=no_race) == 1
+    assert git(remote, "rev-parse", "results") == left
+
+
 def test_a_push_that_failed_on_the_way_is_tried_again_and_lands(clone: tuple[Path, Path], tmp_path: Path) -> None:
     remote, ours = clone
     failed = tmp_path / "failed-once"
