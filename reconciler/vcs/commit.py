@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import ReconcilerError
 from .messages import SUBJECT_PREFIX
@@ -249,10 +249,11 @@ def push_with_retry(
     push left behind. Returns the attempts used; 0: nothing to push. Refuses before pushing
     when one of them is not reconciler's own (`own`).
 
-    Rejected because the remote has newer commits: rebase onto it (or, if our generated files
-    conflict, drop our commits and have `rerender(since, upto)` put back what `since..upto`
-    changed on top of it) and try again. A push the remote refused (a hook, a protected branch)
-    fails at once; one that failed on the way (the network) is tried again, `attempts` times."""
+    Rejected because the branch moved (the remote has newer commits, or another push updated it
+    while the remote wrote ours): rebase onto it (or, if our generated files conflict, drop our
+    commits and have `rerender(since, upto)` put back what `since..upto` changed on top of it)
+    and try again. A push the remote refused (a hook, a protected branch) fails at once; one
+    that failed on the way (the network) is tried again, `attempts` times."""
     repo = _repo(root)
     branch = repo.active_branch.name
     unpushed = unpushed_commits(root, remote, branch)
@@ -276,16 +277,31 @@ def push_with_retry(
     )
 
 
-# the remote has commits we lack: a race with another job, settled by rebasing
-_RACED = ("non-fast-forward", "fetch first")
 # the remote took the push and said no: a hook or a branch rule, which no retry changes
-_REFUSED = ("remote rejected", "hook declined", "protected branch", "GH006", "GH013")
+_REFUSED = ("hook declined", "protected branch", "GH006", "GH013")
+# the branch moved under the push: the remote has commits we lack, or another push updated it
+# while the remote was writing ours (`! [remote rejected] main -> main (failed to update ref)`)
+_RACED = ("non-fast-forward", "fetch first", "cannot lock ref", "failed to update ref", "incorrect old value provided")
+
+PushFailure = Literal["refused", "raced", "rejected", "failed"]
+
+
+def push_failure(said: str) -> PushFailure:
+    """What a failed `git push` that printed `said` calls for: `refused` (a hook or branch
+    protection: stop), `raced` (fetch, rebase, push again), `rejected` for another reason (stop),
+    or `failed` on the way, the network (the same push again). A refusal wins over a race: a
+    hook's message is the reason, whatever else git printed."""
+    if any(w in said for w in _REFUSED):
+        return "refused"
+    if any(w in said for w in _RACED):
+        return "raced"
+    return "rejected" if "rejected" in said else "failed"
 
 
 def _pushed(repo: Any, remote: str, branch: str, *, tries: int, backoff: float) -> bool:
-    """Push HEAD to `branch`: True when pushed, False when rejected for newer commits there. A
-    failure on the way (no "rejected": the network, a remote that did not answer) is tried
-    again after a pause that doubles, `tries` times in all."""
+    """Push HEAD to `branch`: True when pushed, False when it raced another push there. A
+    failure on the way (the network, a remote that did not answer) is tried again after a
+    pause that doubles, `tries` times in all."""
     import git
 
     for attempt in range(1, tries + 1):
@@ -294,15 +310,16 @@ def _pushed(repo: Any, remote: str, branch: str, *, tries: int, backoff: float) 
             return True
         except git.GitCommandError as exc:
             text = _said(exc)
-        if any(w in text for w in _REFUSED):
+        failure = push_failure(text)
+        if failure == "refused":
             raise GitError(
                 f"{remote} refused the push to {branch} (a hook or branch protection, not a race): "
                 f"{_gist(text)}; the commit is kept locally",
                 hint=f"let reconciler's commits onto {branch}, then run `reconciler reconcile --commit --push` again",
             )
-        if any(w in text for w in _RACED):
+        if failure == "raced":
             return False
-        if "rejected" in text or attempt == tries:
+        if failure == "rejected" or attempt == tries:
             raise GitError(
                 f"git push to {remote}/{branch} failed: {_gist(text)}; the commit is kept locally",
                 hint=f"once {remote} answers, run `reconciler reconcile --commit --push` again",

@@ -142,6 +142,33 @@ def test_a_push_the_remote_refuses_fails_at_once_and_says_why(clone: tuple[Path,
     assert git(remote, "rev-parse", "main") == before and git(ours, "rev-parse", "HEAD") == left
 
 
+def test_a_push_another_push_overtook_on_the_remote_is_rebased_and_lands(
+    clone: tuple[Path, Path], tmp_path: Path
+) -> None:
+    remote, ours = clone
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True, capture_output=True)
+    (other / "CHANGELOG.md").write_text("their change\n")
+    git(other, "add", "CHANGELOG.md")
+    git(other, "commit", "-qm", "theirs")
+    git(other, "push", "-q", "origin", "HEAD:refs/heads/theirs")
+    theirs = git(other, "rev-parse", "HEAD")
+    # their push lands on main while the remote is taking ours: git says
+    # `! [remote rejected] main -> main (failed to update ref)`, after `cannot lock ref`
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text(
+        "#!/bin/sh\n"
+        'if [ ! -e "$GIT_DIR/raced" ]; then : > "$GIT_DIR/raced"\n'
+        "  env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES"
+        " git update-ref refs/heads/main refs/heads/theirs\nfi\n"
+    )
+    hook.chmod(0o755)
+    own_commit(ours, ["run r1"])
+    assert push_with_retry(ours, own=OWN, rerender=no_race, backoff=0.01) == 2
+    assert git(remote, "rev-parse", "main^") == theirs
+    assert git(remote, "show", f"main:{STATE}") == "run r1"
+
+
 def other_job_pushed_first(remote: Path, tmp_path: Path) -> str:
     """Another job's clone commits its state file and pushes it first; its commit."""
     other = tmp_path / "other"
