@@ -165,7 +165,8 @@ def command(
                     return commit()
 
                 # with nothing new committed, a commit an earlier run could not push is pushed now
-                own = OwnCommits(author.author_name, author.author_email, frozenset(result.generated))
+                # an earlier run's commit may hold a board this run did not render (its spec since removed)
+                own = OwnCommits(author.author_name, author.author_email, result.places)
                 tries = push_with_retry(project.root, own=own, rerender=rerender)
                 if tries:
                     commit_doc["pushed_attempts"] = tries

@@ -70,6 +70,18 @@ def chart_not_ours(chart: str) -> UnsafePathError:
     )
 
 
+def generated_places(session: RepoSession) -> frozenset[str]:
+    """Every file a commit of reconciler's may touch, whichever run made it: the state file, each
+    leaderboard file the benchmark specs name now, and each file the state file records reconciler
+    writing (`generated`, never pruned: the board of a spec since removed is there too). A push
+    tells reconciler's own unpushed commits by it (vcs.commit.OwnCommits)."""
+    places = {session.project.settings.state_file, *session.state.generated}
+    for spec in session.desired.benchmarks:
+        if spec.leaderboard is not None:
+            places.update(rel for rel in (spec.leaderboard.output, spec.leaderboard.chart) if rel)
+    return frozenset(places)
+
+
 def check_outputs(session: RepoSession, spec: BenchmarkSpec) -> None:
     """Raise unless `spec`'s leaderboard files may be written (specs/board_paths.py, the rule the
     spec loader already reported by; asked again here, right before anything is read or written)."""

@@ -16,7 +16,7 @@ from ..core.plan import ActionKind
 from ..core.run_results import RunReport
 from ..settings import LOCAL_PLATFORM, Project
 from .apply import Applier, ApplyReport
-from .board_files import check_renders
+from .board_files import check_renders, generated_places
 from .operations import PlanResult, _plan_in, make_policy, refuse_sudden_empty
 from .progress import RunProgress
 from .rendering import RenderOutcome, render_all
@@ -35,6 +35,8 @@ class ReconcileResult:
     state_file: str = ""
     generated: list[str] = field(default_factory=list)  # every generated file, changed or not
     results: list[RunReport] = field(default_factory=list)  # with results=True: each spec's latest run
+    # every file a commit of reconciler's may touch, not only this run's (board_files.generated_places)
+    places: frozenset[str] = frozenset()
 
     def committable(self, committed: Callable[[str], str | None], root: Path) -> tuple[list[str], list[str]]:
         """(files `--commit` may commit, board files it holds back): a board file whose change
@@ -138,4 +140,7 @@ async def reconcile(
         reports = await collect_results(session, second.observed, targets) if results else []
         session.save_state()
         generated = sorted({f for o in rendered for f in o.files} | {project.settings.state_file})
-        return ReconcileResult(first, applied, downloads, rendered, project.settings.state_file, generated, reports)
+        return ReconcileResult(
+            first, applied, downloads, rendered, project.settings.state_file, generated, reports,
+            places=generated_places(session) | set(generated),
+        )  # fmt: skip

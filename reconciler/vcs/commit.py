@@ -190,8 +190,9 @@ class LocalCommit:
 @dataclass(frozen=True)
 class OwnCommits:
     """What a commit of reconciler's own looks like (`commit_paths` with `commit_message`): its
-    author, a `reconciler: ` subject, one parent, and no file but the generated ones. A push
-    sends only such commits: anyone else's unpushed work is theirs to push."""
+    author, a `reconciler: ` subject, one parent, and no file but the project's generated places
+    (`paths`: engine.board_files.generated_places). A push sends only such commits: anyone
+    else's unpushed work is theirs to push."""
 
     author_name: str
     author_email: str

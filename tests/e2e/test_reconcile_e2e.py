@@ -280,6 +280,23 @@ def test_a_commit_whose_push_failed_is_pushed_by_the_next_reconcile(tmp_path: Pa
     assert git(remote, "rev-parse", "main") == left
 
 
+def test_an_unpushed_commit_of_reconcilers_for_a_board_whose_spec_was_since_removed_is_pushed(
+    tmp_path: Path,
+) -> None:
+    seed = make_repo(tmp_path / "seed")
+    remote, ours = cloned(seed, tmp_path)
+    assert cli(ours, "reconcile", "--commit").returncode == 0  # its push never happened
+    assert "leaderboards/hle.md" in git(ours, "show", "--name-only", "--format=", "HEAD")
+    git(seed, "rm", "-q", "specs/benchmarks/hle.toml")  # merged meanwhile: this run renders no hle board
+    git(seed, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "drop the hle board")
+    git(seed, "push", "-q", "origin", "main")
+    git(ours, "pull", "-q", "--rebase", "origin", "main")
+    done = cli(ours, "reconcile", "--commit", "--push")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert git(remote, "rev-parse", "main") == git(ours, "rev-parse", "HEAD")
+    assert git(remote, "log", "-1", "--format=%s", "main", "--", "leaderboards/hle.md").startswith("reconciler: ")
+
+
 def test_commit_in_a_project_inside_a_repository_says_where_the_repository_is(tmp_path: Path) -> None:
     make_repo(tmp_path / "mono" / "evals")
     (tmp_path / "mono" / "evals" / ".git").rename(tmp_path / "mono" / ".git")  # the repository is one level up
