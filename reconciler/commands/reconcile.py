@@ -92,10 +92,18 @@ def command(
         raise UsageError("--push needs --commit")
     results_ctx = results_context_from_env() if github_results else None
     project = load_project()
+    author = project.settings.commit
     if commit_:
         from ..vcs.commit import ensure_committable
 
         ensure_committable(project.root, push=push)
+
+    def refuse_others_now(places: frozenset[str]) -> None:
+        # before any run is submitted: refused at push time, the commit crediting them would be lost with a CI runner
+        from ..vcs.commit import OwnCommits, ensure_pushable
+
+        ensure_pushable(project.root, OwnCommits(author.author_name, author.author_email, places))
+
     text = fmt == "text"
     say = click.echo if text else None
     commit_doc: dict[str, object] | None = None
@@ -117,13 +125,12 @@ def command(
                 render_only=render_only,
                 verbose=verbose,
                 progress=run_progress(sys.stderr, quiet=not text),
+                before_apply=refuse_others_now if push else None,
             )
         )
         if commit_:
             from ..vcs.commit import CommitResult, OwnCommits, commit_paths, committed_text, head_sha, push_with_retry
             from ..vcs.messages import commit_message
-
-            author = project.settings.commit
 
             def commit() -> CommitResult:
                 paths, held = result.committable(lambda rel: committed_text(project.root, rel), project.root)

@@ -84,14 +84,19 @@ async def reconcile(
     render_only: bool = False,
     verbose: bool = False,
     progress: RunProgress | None = None,
+    before_apply: Callable[[frozenset[str]], None] | None = None,
 ) -> ReconcileResult:
-    """One pass of the scheduled job; `log` hears every change (and, when verbose, every unchanged file)."""
+    """One pass of the scheduled job; `log` hears every change (and, when verbose, every unchanged file).
+    `before_apply` hears the project's generated places (board_files.generated_places) before
+    anything is planned or applied, and may raise to stop the pass there."""
     from .downloads import downloader_for
 
     say: Callable[[str], None] = log if log is not None else (lambda _msg: None)
     prune = project.settings.apply.prune if prune is None else prune
     policy = make_policy(project, targets, prune, False)
     async with open_session(project, platform_flag=platform, workspace_flag=workspace, early_reads=True) as session:
+        if before_apply is not None:
+            before_apply(generated_places(session))
         # --replace asks for one new submit: the plan after applying must not ask again
         first = await _plan_in(session, with_replace(project, policy, replace) if replace else policy)
         refuse_sudden_empty(session, first.observed, allow_empty)

@@ -344,15 +344,25 @@ def _gist(text: str) -> str:
     return " ".join([line for line in said if line] or rejected or lines[:1] or [text])
 
 
-def _refuse_others(unpushed: Sequence[LocalCommit], own: OwnCommits, remote: str, branch: str) -> None:
-    """A push sends every commit `remote` lacks: none of them may be anyone else's."""
+def ensure_pushable(root: Path, own: OwnCommits, remote: str = "origin") -> None:
+    """Refuse, before anything is applied, a push that would send a commit not reconciler's own
+    (`own`). Found only at push time, the runs would be submitted already, and the commit that
+    records them lost with a CI runner. `push_with_retry` asks again: one may appear meanwhile."""
+    branch = _repo(root).active_branch.name
+    _refuse_others(unpushed_commits(root, remote, branch), own, remote, branch, then="nothing was applied")
+
+
+def _refuse_others(
+    unpushed: Sequence[LocalCommit], own: OwnCommits, remote: str, branch: str, *, then: str = "nothing was pushed"
+) -> None:
+    """A push sends every commit `remote` lacks: none of them may be anyone else's. `then`: what
+    became of the command."""
     others = [c for c in unpushed if not own.made(c)]
     if not others:
         return
     shown = "; ".join(c.shown() for c in others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
     raise GitError(
-        f"--push: {branch} has {len(others)} commit(s) not on {remote} that reconciler did not make ({shown});"
-        " nothing was pushed",
+        f"--push: {branch} has {len(others)} commit(s) not on {remote} that reconciler did not make ({shown}); {then}",
         hint=f"push them yourself (`git push {remote} {branch}`), or drop them; then run"
         " `reconciler reconcile --commit --push` again",
     )

@@ -297,6 +297,23 @@ def test_an_unpushed_commit_of_reconcilers_for_a_board_whose_spec_was_since_remo
     assert git(remote, "log", "-1", "--format=%s", "main", "--", "leaderboards/hle.md").startswith("reconciler: ")
 
 
+def test_a_push_that_would_send_a_users_commit_is_refused_before_any_run_is_submitted(tmp_path: Path) -> None:
+    remote, ours = cloned(make_repo(tmp_path / "seed"), tmp_path)
+    (ours / "NOTES.md").write_text("my unpushed work\n")
+    git(ours, "add", "NOTES.md")
+    git(ours, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "my notes")
+    mine = git(ours, "rev-parse", "HEAD")
+    done = cli(ours, "reconcile", "--commit", "--push")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert json.loads(cli(ours, "runs", "--format", "json").stdout)["runs"] == []  # nothing submitted
+    assert (
+        f"main has 1 commit(s) not on origin that reconciler did not make ({mine[:10]} my notes); nothing was applied"
+        in done.stderr
+    )
+    assert git(ours, "rev-parse", "HEAD") == mine  # nothing committed
+    assert git(remote, "rev-parse", "main") == git(ours, "rev-parse", "HEAD^")  # nothing pushed
+
+
 def test_commit_in_a_project_inside_a_repository_says_where_the_repository_is(tmp_path: Path) -> None:
     make_repo(tmp_path / "mono" / "evals")
     (tmp_path / "mono" / "evals" / ".git").rename(tmp_path / "mono" / ".git")  # the repository is one level up
