@@ -117,6 +117,8 @@ def command(
         review = _review(project, base_ref, explicit=True)
     else:
         review = _pull_request_review(project, github) if github is not None else None
+    if github is not None and _platform_moved(project, github, platform, review):
+        return
 
     try:
         result = run_async(
@@ -273,6 +275,55 @@ def _fork_without_token(project: Project, github: GitHubContext, platform: str |
     publish_fork_without_token(github)
     click.echo(annotation("warning", FORK_WITHOUT_TOKEN, title="reconciler plan"), err=True)
     return True
+
+
+def _platform_moved(project: Project, github: GitHubContext, platform: str | None, review: Review | None) -> bool:
+    """A pull request that points `platform` in reconciler.toml somewhere its base does not would
+    have this job send OSMOSIS_TOKEN there (a fork's, under pull_request_target). The token goes
+    only to the base's platform: say so (comment, summary, warning) and exit 0 without a plan,
+    which runs against the new platform once the change is merged. A platform from --platform or
+    OSMOSIS_PLATFORM_URL (the workflow's own) and the local platform (no token) are not asked."""
+    from ..github.publish import publish_not_computed
+    from ..settings import LOCAL_PLATFORM
+    from ..specs.models import SETTINGS_FILE
+    from ..vcs.commit import GitError
+    from ..vcs.review import file_at
+    from ..workflow_commands import annotation
+
+    if platform or os.environ.get("OSMOSIS_PLATFORM_URL", "").strip():
+        return False
+    mine = (project.settings.platform or "").strip()
+    base = github.pull_request.base_sha or (review.merge_base if review is not None else None)
+    if not mine or mine == LOCAL_PLATFORM or base is None:
+        return False
+    try:
+        text = file_at(project.root, base, SETTINGS_FILE, limit=1024 * 1024)
+    except GitError:
+        return False  # the base is not in this clone: the review has warned about it already
+    theirs = _platform_in(text)
+    if theirs is not None and theirs.rstrip("/") == mine.rstrip("/"):
+        return False
+    message = (
+        f"this pull request changes `platform` in {SETTINGS_FILE} from {theirs or 'unset'} to {mine}, and"
+        " reconciler sends OSMOSIS_TOKEN only to the platform of the base branch, so the plan was not computed."
+        " It runs against the new platform once the change is merged (apply)."
+    )
+    publish_not_computed(github, f"### reconciler plan: not computed\n\nThe plan was not computed: {message}\n")
+    click.echo(annotation("warning", message, title="reconciler plan"), err=True)
+    return True
+
+
+def _platform_in(text: str | None) -> str | None:
+    """`platform` of a reconciler.toml's text; None when absent or unreadable."""
+    import tomli
+
+    if text is None:
+        return None
+    try:
+        value = tomli.loads(text).get("platform")
+    except tomli.TOMLDecodeError:
+        return None
+    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def _validate_or_exit(project: Project, github: GitHubContext | None) -> None:

@@ -240,6 +240,31 @@ def review_changes(root: Path, base_ref: str, specs_dir: str = "specs") -> Revie
 _REGULAR_BLOBS = (0o100644, 0o100755)  # never a link (0o120000) or a submodule
 
 
+def file_at(root: Path, sha: str, rel: str, *, limit: int) -> str | None:
+    """The UTF-8 text of the project's file `rel` as it is in the commit `sha`; None when it is
+    not there, is not a regular file of at most `limit` bytes, or is not UTF-8."""
+    import git
+
+    repo = _repo_at(root)
+    try:
+        try:
+            commit = repo.commit(sha)
+        except (git.BadName, git.BadObject, ValueError, git.GitCommandError):
+            raise GitError(f"commit {sha[:12]} is not in this clone", hint="fetch it first") from None
+        try:
+            item = commit.tree / (_below_top(repo, root) / rel).as_posix()
+        except KeyError:
+            return None
+        if item.type != "blob" or item.mode not in _REGULAR_BLOBS or item.size > limit:
+            return None
+        try:
+            return str(item.data_stream.read().decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+    finally:
+        repo.close()
+
+
 def files_at(root: Path, sha: str, folder: str, *, limit: int) -> dict[str, str]:
     """The UTF-8 text files under `folder` (relative to the project at `root`) as they are in the
     commit `sha`: name below the folder -> text. Only regular files of at most `limit` bytes; a
