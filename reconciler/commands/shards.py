@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help='json: the GitHub Actions matrix, {"include": [{"shard", "targets"}]}, on one line.',
+    help='json: the GitHub Actions matrix, {"include": [{"shard", "targets"}]}, on one line; targets holds'
+    " the shard's spec ids one a line (an id may hold spaces, never a newline).",
 )
 @click.option(
     "--github-output",

@@ -8,8 +8,11 @@ scheduled run to the next:
 - `count` shards by spec id: spec `s` goes to shard `int(sha256(s)[:8], 16) mod count`, so adding
   or deleting a spec never moves another one; empty shards are left out.
 
-The matrix is GitHub's `{"include": [{"shard": NAME, "targets": "ID ID ..."}]}`; a job turns
-`targets` into `--target ID` flags.
+The matrix is GitHub's `{"include": [{"shard": NAME, "targets": IDS}]}`, IDS the shard's spec
+ids one a line; a job turns each line into one `--target ID` flag. Lines, because a spec id may
+hold spaces (it comes from a file name: `runs/smoke tb-smoke`) but never a newline (the spec id
+rules refuse control characters): split on spaces, that id targeted `runs/smoke` and `tb-smoke`,
+specs of other shards, and was itself never reconciled.
 """
 
 from __future__ import annotations
@@ -68,6 +71,6 @@ def by_spec_id(spec_ids: Iterable[str], count: int) -> list[Shard]:
 
 
 def matrix_json(shards: Iterable[Shard]) -> str:
-    """The `strategy.matrix` value for `fromJSON`, on one line."""
-    include = [{"shard": s.name, "targets": " ".join(s.targets)} for s in shards]
+    """The `strategy.matrix` value for `fromJSON`, on one line: each shard's targets one id a line."""
+    include = [{"shard": s.name, "targets": "\n".join(s.targets)} for s in shards]
     return json.dumps({"include": include}, separators=(",", ":"))

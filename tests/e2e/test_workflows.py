@@ -380,6 +380,47 @@ class ShardedRun:
         target.parent.mkdir(parents=True)
         shutil.copy(workspace / ".reconciler" / "state.json", target)
 
+    def matrix(self) -> list[dict[str, str]]:
+        """The `shards` job's matrix entries."""
+        lister = self.job("shards", self.clone("lister"))
+        assert lister.step("List shards").code == 0, explain(lister.results)
+        include: list[dict[str, str]] = json.loads(lister.outputs()["matrix"])["include"]
+        assert lister.outputs()["count"] == str(len(include))
+        return include
+
+    def reconcile_shards(self, include: list[dict[str, str]]) -> dict[str, set[str]]:
+        """Each matrix job in turn, its state handed over: the spec ids each shard submitted."""
+        submitted = {}
+        for entry in include:
+            workspace = self.clone(f"shard-{entry['shard']}")
+            job = self.job(
+                "reconcile", workspace, **{"matrix.shard": entry["shard"], "matrix.targets": entry["targets"]}
+            )
+            step = job.step("Reconcile shard")
+            assert step.code == 0, explain(job.results)
+            submitted[entry["shard"]] = set(SUBMITTED.findall(step.stdout))
+            self.hand_over_state(workspace, entry["shard"])
+        return submitted
+
+
+SUBMITTED = re.compile(r"^ok\s+submit\s+(.+): submitted ", re.MULTILINE)
+
+
+def add_specs(origin: Path, base: Path, settings: str, names: list[str]) -> None:
+    """Push a commit to origin's main with these lines added to reconciler.toml's top-level keys and
+    these run specs, each tb-smoke's config under its file name's id."""
+    author = base / "author"
+    subprocess.run(["git", "clone", "-q", str(origin), str(author)], check=True)
+    toml = author / "reconciler.toml"
+    toml.write_text(toml.read_text().replace('specs_dir = "specs"\n', f'specs_dir = "specs"\n{settings}\n'))
+    smoke = (author / "specs/runs/tb-smoke.toml").read_text()
+    assert smoke.count('id = "tb-smoke"\n') == 1
+    for name in names:
+        (author / "specs/runs" / f"{name}.toml").write_text(smoke.replace('id = "tb-smoke"\n', ""))
+    git(author, "add", "-A")
+    git(author, "commit", "-q", "-m", "more specs")
+    git(author, "push", "-q", "origin", "main")
+
 
 def test_sharded_reconcile_workflow_runs_two_shards_and_commits_once(
     origin: Path, tmp_path: Path, github: FakeGitHub
@@ -387,21 +428,11 @@ def test_sharded_reconcile_workflow_runs_two_shards_and_commits_once(
     before = git(origin, "rev-parse", "main")
     with served(tmp_path / "platform") as (url, token):
         run = ShardedRun(origin, tmp_path, github, url, token)
-        lister = run.job("shards", run.clone("lister"))
-        assert lister.step("List shards").code == 0, explain(lister.results)
-        matrix = json.loads(lister.outputs()["matrix"])
-        assert lister.outputs()["count"] == "2"
-        assert [e["shard"] for e in matrix["include"]] == ["hle", "terminal-bench-2-1"]
-        for entry in matrix["include"]:
-            workspace = run.clone(f"shard-{entry['shard']}")
-            job = run.job(
-                "reconcile", workspace, **{"matrix.shard": entry["shard"], "matrix.targets": entry["targets"]}
-            )
-            step = job.step("Reconcile shard")
-            assert step.code == 0, explain(job.results)
-            assert all(f"submit   {t}" in step.stdout for t in entry["targets"].split()), step.stdout
-            assert git(workspace, "rev-parse", "HEAD") == before  # a shard never commits
-            run.hand_over_state(workspace, entry["shard"])
+        matrix = run.matrix()
+        assert [e["shard"] for e in matrix] == ["hle", "terminal-bench-2-1"]
+        submitted = run.reconcile_shards(matrix)
+        assert submitted == {e["shard"]: set(e["targets"].split("\n")) for e in matrix}
+        assert all(git(tmp_path / f"shard-{e['shard']}", "rev-parse", "HEAD") == before for e in matrix)  # no commits
         final = run.job("commit", run.clone("final"))
     assert [(r.name, r.code) for r in final.results if r.code is not None] == [
         ("Merge shard state", 0),
@@ -411,6 +442,23 @@ def test_sharded_reconcile_workflow_runs_two_shards_and_commits_once(
     assert git(origin, "rev-list", "--count", f"{before}..{after}") == "1"
     state = json.loads(git(origin, "show", f"{after}:.reconciler/state.json"))
     assert set(state["specs"]) == {"hle-parity", "tb-compare", "tb-smoke"}
+
+
+def test_a_spec_id_with_a_space_is_reconciled_by_its_own_shard_alone(
+    origin: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    """With targets split on spaces, `runs/smoke tb-smoke` in shard 0 targeted `runs/smoke` (shard 1's
+    spec: two jobs submitted it, in two concurrency groups) and `tb-smoke`, and was never reconciled."""
+    add_specs(origin, tmp_path, "shards = 2", ["smoke", "smoke tb-smoke"])
+    with served(tmp_path / "platform") as (url, token):
+        run = ShardedRun(origin, tmp_path, github, url, token)
+        matrix = run.matrix()
+        targets = {e["shard"]: e["targets"].split("\n") for e in matrix}
+        assert "runs/smoke tb-smoke" in targets["shard-0-of-2"] and "runs/smoke" in targets["shard-1-of-2"]
+        submitted = run.reconcile_shards(matrix)
+    assert submitted == {shard: set(ids) for shard, ids in targets.items()}
+    everything = [i for ids in targets.values() for i in ids]
+    assert sorted(everything) == ["hle-parity", "runs/smoke", "runs/smoke tb-smoke", "tb-compare", "tb-smoke"]
 
 
 def test_sharded_workflow_gives_each_shard_its_own_concurrency_group() -> None:

@@ -13,6 +13,7 @@ from reconciler.core.shards import Shard, by_benchmark, by_spec_id, matrix_json
 from reconciler.core.world import RunAgents
 from reconciler.engine.shard_state import merge_states
 from reconciler.engine.state import Intent, Replaced, SpecRecord, State
+from reconciler.specs.spec_ids import spec_id_problem
 
 spec_ids = st.sets(st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True), max_size=60)
 
@@ -59,10 +60,17 @@ def test_zero_shards_is_refused() -> None:
         by_spec_id(["a"], 0)
 
 
-def test_the_matrix_is_githubs_include_list_with_space_separated_targets() -> None:
-    text = matrix_json([Shard(name="tb", targets=("a", "b"))])
-    assert json.loads(text) == {"include": [{"shard": "tb", "targets": "a b"}]}
+def test_the_matrix_is_githubs_include_list_with_one_target_a_line() -> None:
+    text = matrix_json([Shard(name="tb", targets=("runs/smoke tb-smoke", "tb-smoke"))])
+    assert json.loads(text) == {"include": [{"shard": "tb", "targets": "runs/smoke tb-smoke\ntb-smoke"}]}
     assert "\n" not in text
+
+
+@given(st.lists(st.text(min_size=1, max_size=30).filter(lambda i: spec_id_problem(i) is None), min_size=1, unique=True))
+def test_every_spec_id_the_loader_accepts_comes_back_from_the_matrix_as_one_target(ids: list[str]) -> None:
+    # the workflow reads `targets` with `mapfile -t`: one --target per line
+    [entry] = json.loads(matrix_json([Shard(name="s", targets=tuple(ids))]))["include"]
+    assert entry["targets"].split("\n") == ids
 
 
 def test_no_specs_give_an_empty_include_list() -> None:
