@@ -8,6 +8,11 @@ paragraph separators). It is also what a reviewer reads in a plan, so it may not
 invisible formatting characters either: a right-to-left override (U+202E) in a file name
 would make the plan show another id than the one it acts on.
 
+Nor may it hold a comma or begin or end with whitespace: the reconcile workflow's dispatch inputs
+`targets` and `replace` are one line of text (GitHub's input box), a list of ids split on commas
+with the spaces around each trimmed. An id that a comma or a trim could change would be read as
+other ids there: `replace: "runs/a,b"` replacing `runs/a` (paid).
+
 An id with a word that mixes Latin, Cyrillic and Greek letters is accepted with a warning
 (`spec_id_warning`): those scripts share letters that look the same (Latin `o`, Cyrillic `о`,
 Greek `ο`), so such an id can look like another one in a plan. Words in one script each
@@ -22,6 +27,7 @@ MAX_SPEC_ID_LENGTH = 512
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 _INVISIBLE = "Cf"  # bidirectional overrides and isolates, zero-width characters, soft hyphens
 _LOOKALIKE_SCRIPTS = ("LATIN", "CYRILLIC", "GREEK")  # as Unicode names their letters
+_LIST_SEPARATOR = ","  # of ids in the reconcile workflow's dispatch inputs
 
 
 def spec_id_problem(spec_id: str) -> str | None:
@@ -32,6 +38,10 @@ def spec_id_problem(spec_id: str) -> str | None:
     for ch in spec_id:
         if unicodedata.category(ch) == _INVISIBLE:
             return f"holds the invisible formatting character U+{ord(ch):04X}, which hides what a plan shows"
+    if _LIST_SEPARATOR in spec_id:
+        return "holds a comma, which separates spec ids in the reconcile workflow's `targets` and `replace` inputs"
+    if spec_id != spec_id.strip():
+        return "begins or ends with whitespace, which the reconcile workflow's `targets` and `replace` inputs trim"
     return None
 
 

@@ -39,8 +39,11 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reconciler.github.comments import PLAN_MARKER
+from reconciler.specs.spec_ids import spec_id_problem
 from tests.git_cli import git
 from tests.github_fake import FakeGitHub
 from tests.served_platform import served
@@ -406,9 +409,9 @@ class ShardedRun:
 SUBMITTED = re.compile(r"^ok\s+submit\s+(.+): submitted ", re.MULTILINE)
 
 
-def add_specs(origin: Path, base: Path, settings: str, names: list[str]) -> None:
-    """Push a commit to origin's main with these lines added to reconciler.toml's top-level keys and
-    these run specs, each tb-smoke's config under its file name's id."""
+def add_specs(origin: Path, base: Path, names: list[str], settings: str = "") -> None:
+    """Push a commit to origin's main with these run specs, each tb-smoke's config under its file
+    name's id, and these lines added to reconciler.toml's top-level keys."""
     author = base / "author"
     subprocess.run(["git", "clone", "-q", str(origin), str(author)], check=True)
     toml = author / "reconciler.toml"
@@ -449,7 +452,7 @@ def test_a_spec_id_with_a_space_is_reconciled_by_its_own_shard_alone(
 ) -> None:
     """With targets split on spaces, `runs/smoke tb-smoke` in shard 0 targeted `runs/smoke` (shard 1's
     spec: two jobs submitted it, in two concurrency groups) and `tb-smoke`, and was never reconciled."""
-    add_specs(origin, tmp_path, "shards = 2", ["smoke", "smoke tb-smoke"])
+    add_specs(origin, tmp_path, ["smoke", "smoke tb-smoke"], settings="shards = 2")
     with served(tmp_path / "platform") as (url, token):
         run = ShardedRun(origin, tmp_path, github, url, token)
         matrix = run.matrix()
@@ -627,6 +630,74 @@ def test_reconcile_workflow_dispatched_with_replace_submits_that_spec_again(
     step = again.step("Reconcile")
     assert step.code == 0, explain(results)
     assert re.search(r"ok\s+(submit|replace)\s+tb-smoke: (stopped \S+; )?submitted", step.stdout), step.stdout
+
+
+def reconcile_step_arguments(tmp_path: Path, inputs: dict[str, Any]) -> list[str]:
+    """The arguments the reconcile workflow's Reconcile step gives `reconciler` for these dispatch
+    inputs: its script, run with its env, in front of a `reconciler` that only records them (and
+    calls no GitHub: the fake is never served)."""
+    [job] = load(WORKFLOWS / "reconcile.yml")["jobs"].values()
+    [step] = [s for s in job["steps"] if s.get("name") == "Reconcile"]
+    dispatch = Job(tmp_path, "workflow_dispatch", {"inputs": inputs}, FakeGitHub(), inputs=inputs)
+    stub = tmp_path / "bin" / "reconciler"
+    stub.parent.mkdir(exist_ok=True)
+    stub.write_text('#!/usr/bin/env bash\nprintf \'%s\\0\' "$@" > "$ARGUMENTS"\n')
+    stub.chmod(0o755)
+    env = {k: dispatch.evaluate(v) for k, v in step["env"].items()}
+    env |= {"PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}", "ARGUMENTS": str(tmp_path / "arguments")}
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], env=env, text=True)
+    assert done.returncode == 0
+    return (tmp_path / "arguments").read_text().split("\0")[:-1]
+
+
+def flag_values(arguments: list[str], flags: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(flag, value) for each of these flags, in order; a value is never read as a flag."""
+    rest = iter(arguments)
+    return [(a, next(rest)) for a in rest if a in flags]
+
+
+def test_dispatch_inputs_are_spec_ids_separated_by_commas_each_passed_as_one_argument(tmp_path: Path) -> None:
+    """Split on spaces, `replace: "runs/my run"` replaced `runs/my` (paid), a spec nobody named."""
+    inputs = {"targets": " runs/my run,tb-smoke , ,", "replace": "runs/my run", "prune": False}
+    arguments = reconcile_step_arguments(tmp_path, inputs)
+    assert flag_values(arguments, ("--target", "--replace")) == [
+        ("--target", "runs/my run"),
+        ("--target", "tb-smoke"),
+        ("--replace", "runs/my run"),
+    ]
+
+
+# any character, often one a list or a trim could take apart
+ID_CHARACTERS = st.sampled_from([" ", ",", "\t", "\u00a0", "\u3000", "a", "/", "@"]) | st.characters()
+VALID_IDS = st.text(ID_CHARACTERS, min_size=1, max_size=12).filter(lambda i: spec_id_problem(i) is None)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(VALID_IDS, min_size=1, max_size=4))
+def test_any_list_of_spec_ids_the_loader_accepts_reaches_reconciler_unchanged_through_the_replace_input(
+    tmp_path_factory: pytest.TempPathFactory, ids: list[str]
+) -> None:
+    inputs = {"targets": "", "replace": " , ".join(ids), "prune": False}
+    arguments = reconcile_step_arguments(tmp_path_factory.mktemp("step"), inputs)
+    assert flag_values(arguments, ("--replace",)) == [("--replace", i) for i in ids]
+
+
+def test_reconcile_workflow_dispatched_with_replace_of_an_id_with_a_space_replaces_that_spec_alone(
+    origin: Path, work: Path, tmp_path: Path, github: FakeGitHub
+) -> None:
+    add_specs(origin, tmp_path, ["my", "my run"])
+    git(work, "pull", "-q")
+
+    def dispatch(inputs: dict[str, Any]) -> dict[str, str]:
+        job = Job(work, "workflow_dispatch", {"inputs": inputs}, github, inputs=inputs | {"prune": False})
+        results = job.run_workflow(WORKFLOWS / "reconcile.yml")
+        assert job.step("Reconcile").code == 0, explain(results)
+        specs = json.loads((work / ".reconciler/state.json").read_text())["specs"]
+        return {spec: specs[spec]["run_id"] for spec in ("runs/my", "runs/my run")}
+
+    first = dispatch({"targets": "runs/my, runs/my run", "replace": ""})
+    again = dispatch({"targets": "runs/my, runs/my run", "replace": "runs/my run"})
+    assert again["runs/my"] == first["runs/my"] and again["runs/my run"] != first["runs/my run"]
 
 
 def test_a_job_that_fails_still_keeps_what_it_learned_about_run_owners() -> None:

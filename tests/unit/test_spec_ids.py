@@ -87,6 +87,22 @@ def test_ids_that_could_not_round_trip_are_named_with_the_reason(spec_id: str, p
     assert found is not None and problem in found
 
 
+@pytest.mark.parametrize(
+    ("spec_id", "problem"),
+    [
+        ("runs/a,b", "holds a comma"),
+        (" runs/a", "whitespace"),
+        ("runs/a ", "whitespace"),
+        ("runs/a\u00a0", "whitespace"),
+    ],
+    ids=["comma", "leading-space", "trailing-space", "trailing-no-break-space"],
+)
+def test_an_id_the_dispatch_inputs_would_split_or_trim_into_other_ids_is_refused(spec_id: str, problem: str) -> None:
+    """`replace: "runs/a,b"` would replace `runs/a`, and `replace: "runs/a "` too."""
+    found = spec_id_problem(spec_id)
+    assert found is not None and problem in found
+
+
 def write_spec(root: Path, name: str) -> Path:
     path = root / "specs" / "runs" / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -106,6 +122,14 @@ def test_the_loader_refuses_a_file_name_with_a_control_character_naming_the_file
     assert result.run_specs == []
     (error,) = result.errors
     assert error.code == "BAD_SPEC_ID" and "U+0001" in error.message and error.file.startswith("specs/runs/bad")
+
+
+def test_the_loader_refuses_a_file_name_with_a_comma_naming_the_file(tmp_path: Path) -> None:
+    write_spec(tmp_path, "smoke,tb.toml")
+    result = load_specs(discover([tmp_path / "specs"]), tmp_path, "specs")
+    (error,) = result.errors
+    assert result.run_specs == [] and error.code == "BAD_SPEC_ID" and error.file == "specs/runs/smoke,tb.toml"
+    assert "holds a comma" in error.message and "rename the file" in error.message
 
 
 @pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u200b", "\ufeff"], ids=["rlo", "lri", "zwsp", "bom"])
