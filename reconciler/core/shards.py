@@ -4,9 +4,11 @@ Two ways to cut, both stable so a spec keeps its shard (and its concurrency grou
 scheduled run to the next:
 
 - by benchmark (the default): one shard per benchmark ref the run specs name, in ref order;
-  every run of one benchmark is reconciled by one job, so its submits share one lane;
+  every run of one benchmark is reconciled by one job, so its submits share one lane. The shard
+  is named after its ref alone (`benchmark_shard_name`), never after the other refs;
 - `count` shards by spec id: spec `s` goes to shard `int(sha256(s)[:8], 16) mod count`, so adding
-  or deleting a spec never moves another one; empty shards are left out.
+  or deleting a spec never moves another one; empty shards are left out. Shard `i` is named
+  `shard-i-of-count`: distinct, lowercase, and the same whichever specs exist.
 
 The matrix is GitHub's `{"include": [{"shard": NAME, "targets": IDS}]}`, IDS the shard's spec
 ids one a line; a job turns each line into one `--target ID` flag. Lines, because a spec id may
@@ -24,7 +26,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^a-z0-9]+")
 
 
 class Shard(BaseModel):
@@ -34,9 +36,20 @@ class Shard(BaseModel):
     targets: tuple[str, ...]
 
 
-def _safe(name: str) -> str:
-    """A shard name fit for a concurrency group and an artifact name."""
-    return _UNSAFE.sub("-", name).strip("-") or "shard"
+def benchmark_shard_name(ref: str) -> str:
+    """The shard name of benchmark `ref`: the ref cleaned for a concurrency group and an artifact
+    name (lowercase letters, digits, `-`), then 8 hex digits of the SHA-256 of the exact ref.
+
+    The name is the group `reconcile-<repo>-<name>` and the artifact `state-<name>`. Two refs must
+    never share one (two jobs in one group, one state artifact lost), and GitHub compares group
+    names ignoring case, so the cleaned part is lowercase and the hash tells apart refs that clean
+    alike (`a/b`, `a-b`, `A-B`; two would need the same first 32 bits of SHA-256 too). And a ref's name must not depend on the other refs: numbering
+    clashes in ref order renamed `harbor/x@1` from `harbor-x-1` to `harbor-x-1-2` when `harbor/x-1`
+    came, so a job of an earlier run and one of the next ran in two groups at once and both
+    submitted its specs.
+    """
+    cleaned = _UNSAFE.sub("-", ref.lower()).strip("-") or "benchmark"
+    return f"{cleaned}-{hashlib.sha256(ref.encode('utf-8')).hexdigest()[:8]}"
 
 
 def by_benchmark(specs: Iterable[tuple[str, str]]) -> list[Shard]:
@@ -44,15 +57,7 @@ def by_benchmark(specs: Iterable[tuple[str, str]]) -> list[Shard]:
     groups: dict[str, list[str]] = {}
     for spec_id, ref in specs:
         groups.setdefault(ref, []).append(spec_id)
-    names: dict[str, int] = {}
-    shards = []
-    for ref in sorted(groups):
-        name = _safe(ref)
-        names[name] = names.get(name, 0) + 1
-        if names[name] > 1:  # two refs that differ only in unsafe characters
-            name = f"{name}-{names[name]}"
-        shards.append(Shard(name=name, targets=tuple(sorted(groups[ref]))))
-    return shards
+    return [Shard(name=benchmark_shard_name(ref), targets=tuple(sorted(groups[ref]))) for ref in sorted(groups)]
 
 
 def shard_of(spec_id: str, count: int) -> int:

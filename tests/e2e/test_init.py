@@ -238,7 +238,7 @@ def test_the_sharded_scaffold_passes_actionlint(sharded: Path) -> None:
 def test_shards_lists_one_shard_per_benchmark_in_a_fresh_scaffold(sharded: Path) -> None:
     done = run(sharded, "shards", "--format", "json")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == '{"include":[{"shard":"terminal-bench-2-1","targets":"tb-smoke"}]}\n'
+    assert done.stdout == '{"include":[{"shard":"terminal-bench-2-1-7e2d31cc","targets":"tb-smoke"}]}\n'
 
 
 def test_shards_by_spec_id_prints_one_line_per_shard(sharded: Path) -> None:

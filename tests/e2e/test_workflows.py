@@ -432,7 +432,7 @@ def test_sharded_reconcile_workflow_runs_two_shards_and_commits_once(
     with served(tmp_path / "platform") as (url, token):
         run = ShardedRun(origin, tmp_path, github, url, token)
         matrix = run.matrix()
-        assert [e["shard"] for e in matrix] == ["hle", "terminal-bench-2-1"]
+        assert [e["shard"] for e in matrix] == ["hle-721c8aa9", "terminal-bench-2-1-7e2d31cc"]
         submitted = run.reconcile_shards(matrix)
         assert submitted == {e["shard"]: set(e["targets"].split("\n")) for e in matrix}
         assert all(git(tmp_path / f"shard-{e['shard']}", "rev-parse", "HEAD") == before for e in matrix)  # no commits

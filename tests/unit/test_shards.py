@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import assume, given
@@ -23,19 +24,50 @@ def test_one_shard_per_benchmark_in_ref_order() -> None:
         [("tb-smoke", "terminal-bench-2-1"), ("hle-parity", "hle"), ("tb-compare", "terminal-bench-2-1")]
     )
     assert shards == [
-        Shard(name="hle", targets=("hle-parity",)),
-        Shard(name="terminal-bench-2-1", targets=("tb-compare", "tb-smoke")),
+        Shard(name="hle-721c8aa9", targets=("hle-parity",)),
+        Shard(name="terminal-bench-2-1-7e2d31cc", targets=("tb-compare", "tb-smoke")),
     ]
 
 
-def test_a_benchmark_ref_becomes_a_name_fit_for_a_concurrency_group() -> None:
+def test_a_benchmark_ref_becomes_a_lowercase_name_fit_for_a_concurrency_group() -> None:
     [shard] = by_benchmark([("a", "Org/Bench 2")])
-    assert shard.name == "Org-Bench-2"
+    assert shard.name == "org-bench-2-be4011c8"
 
 
 def test_refs_that_clean_up_to_the_same_name_stay_apart() -> None:
     names = [s.name for s in by_benchmark([("a", "x/y"), ("b", "x y")])]
     assert len(set(names)) == 2
+
+
+def test_a_ref_that_cleans_up_to_another_refs_numbered_name_stays_apart() -> None:
+    # numbered in ref order, `a/b` became `a-b-2`, which `a-b-2` was already named
+    names = [s.name for s in by_benchmark([("s1", "a/b"), ("s2", "a-b"), ("s3", "a-b-2")])]
+    assert len(set(names)) == 3
+
+
+# any text TOML can hold (no lone surrogate), often one that cleans up like another ref: case, `/`, `@`, `-`, digits
+refs = st.text(st.sampled_from("aAbB/-_ .@12") | st.characters(exclude_categories=["Cs"]), max_size=12)
+
+
+@given(st.sets(refs, max_size=20))
+def test_no_two_benchmarks_share_a_shard_name_even_ignoring_case(benchmarks: set[str]) -> None:
+    names = [s.name for s in by_benchmark((f"spec-{i}", ref) for i, ref in enumerate(benchmarks))]
+    assert len({n.casefold() for n in names}) == len(benchmarks)
+
+
+@given(st.sets(refs, max_size=20), refs)
+def test_a_benchmark_that_comes_renames_no_other_benchmarks_shard(benchmarks: set[str], new: str) -> None:
+    def names(refs: set[str]) -> dict[str, str]:
+        return {s.targets[0]: s.name for s in by_benchmark((ref, ref) for ref in refs)}  # the ref as its spec id
+
+    before, after = names(benchmarks), names(benchmarks | {new})
+    assert {ref: after[ref] for ref in before} == before
+
+
+@given(refs)
+def test_a_shard_name_holds_only_lowercase_letters_digits_and_dashes(ref: str) -> None:
+    [shard] = by_benchmark([("a", ref)])
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", shard.name)
 
 
 @given(spec_ids, st.integers(min_value=1, max_value=9))
