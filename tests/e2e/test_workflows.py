@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 WORKFLOWS = ROOT / ".github" / "workflows"
 SHARDED = ROOT / "reconciler" / "scaffold" / "workflows" / "reconcile-sharded.yml"
+SCAFFOLDED_RECONCILE = ROOT / "reconciler" / "scaffold" / "workflows" / "reconcile.yml"
 ACTION = ROOT / ".github" / "actions" / "reconcile" / "action.yml"
 REPO, PR = "acme/evals", 5
 EDITED_MODEL = "anthropic/claude-opus-4"
@@ -477,6 +478,19 @@ def test_sharded_workflow_gives_each_shard_its_own_concurrency_group() -> None:
         "reconcile": {"contents": "read"},
         "commit": {"contents": "write", "pull-requests": "write", "statuses": "write"},
     }
+
+
+@pytest.mark.parametrize(
+    "workflow",
+    [WORKFLOWS / "reconcile.yml", SCAFFOLDED_RECONCILE, SHARDED],
+    ids=["this-repository", "scaffolded", "scaffolded-sharded"],
+)
+def test_the_reconcile_workflows_act_only_on_mains_specs(workflow: Path) -> None:
+    # a dispatch from another branch would submit from specs no one reviewed, with the token
+    jobs = load(workflow)["jobs"]
+    first = next(iter(jobs.values()))
+    assert first["if"] == "github.ref == 'refs/heads/main'"
+    assert all("needs" in job for job in list(jobs.values())[1:])  # the others wait on it, and skip with it
 
 
 def test_every_run_of_the_sharded_workflow_splits_the_specs_alike() -> None:
