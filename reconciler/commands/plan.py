@@ -283,7 +283,7 @@ def _platform_moved(project: Project, github: GitHubContext, platform: str | Non
     only to the base's platform: say so (comment, summary, warning) and exit 0 without a plan,
     which runs against the new platform once the change is merged. A platform from --platform or
     OSMOSIS_PLATFORM_URL (the workflow's own) and the local platform (no token) are not asked."""
-    from ..github.publish import publish_not_computed
+    from ..github.publish import publish_failure
     from ..settings import LOCAL_PLATFORM
     from ..specs.models import SETTINGS_FILE
     from ..vcs.commit import GitError
@@ -308,7 +308,8 @@ def _platform_moved(project: Project, github: GitHubContext, platform: str | Non
         " reconciler sends OSMOSIS_TOKEN only to the platform of the base branch, so the plan was not computed."
         " It runs against the new platform once the change is merged (apply)."
     )
-    publish_not_computed(github, f"### reconciler plan: not computed\n\nThe plan was not computed: {message}\n")
+    body = f"### reconciler plan: not computed\n\nThe plan was not computed: {message}\n"
+    publish_failure(github, body, create=True, exitcode=0)
     click.echo(annotation("warning", message, title="reconciler plan"), err=True)
     return True
 

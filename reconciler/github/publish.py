@@ -105,19 +105,6 @@ def publish_fork_without_token(ctx: GitHubContext, env: Mapping[str, str] | None
     append_summary(f"### reconciler plan: not computed\n\n{FORK_WITHOUT_TOKEN}\n", env)
 
 
-def publish_not_computed(
-    ctx: GitHubContext,
-    markdown: str,
-    *,
-    env: Mapping[str, str] | None = None,
-    transport: httpx.BaseTransport | None = None,
-) -> StickyResult:
-    """Say on the PR (and in the summary) why this job computed no plan on purpose; the step passes."""
-    append_summary(redact(markdown, _secrets(ctx, env)), env)
-    set_outputs(plan_outputs(None, 0), env)
-    return _post(ctx, markdown, create=True, transport=transport, env=env)
-
-
 def publish_plan(
     ctx: GitHubContext,
     plan: Plan,
@@ -152,10 +139,12 @@ def publish_failure(
     markdown: str,
     *,
     create: bool,
+    exitcode: int = 1,
     env: Mapping[str, str] | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> StickyResult:
-    """Say on the PR (and in the summary) why there is no plan; the step fails either way."""
+    """Say on the PR (and in the summary) why there is no plan. The step fails (`exitcode` 1),
+    unless the job computed none on purpose (0: a platform the pull request names)."""
     append_summary(redact(markdown, _secrets(ctx, env)), env)
-    set_outputs(plan_outputs(None, 1), env)
+    set_outputs(plan_outputs(None, exitcode), env)
     return _post(ctx, markdown, create=create, transport=transport, env=env)

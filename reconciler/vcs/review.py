@@ -188,6 +188,16 @@ def _repo_at(root: Path, needs: str = "") -> Any:
         raise GitError(f"{root} is not in a git repository{needs}") from None
 
 
+def _commit_in(repo: Any, sha: str) -> Any:
+    """The commit `sha` of `repo`, or a GitError saying this clone lacks it."""
+    import git
+
+    try:
+        return repo.commit(sha)
+    except (git.BadName, git.BadObject, ValueError, git.GitCommandError):
+        raise GitError(f"commit {sha[:12]} is not in this clone", hint="fetch it first") from None
+
+
 def _below_top(repo: Any, root: Path) -> PurePosixPath:
     """Where the project at `root` lies in the repository (`.` at its top)."""
     top = Path(str(repo.working_tree_dir)).resolve()
@@ -243,14 +253,10 @@ _REGULAR_BLOBS = (0o100644, 0o100755)  # never a link (0o120000) or a submodule
 def file_at(root: Path, sha: str, rel: str, *, limit: int) -> str | None:
     """The UTF-8 text of the project's file `rel` as it is in the commit `sha`; None when it is
     not there, is not a regular file of at most `limit` bytes, or is not UTF-8."""
-    import git
 
     repo = _repo_at(root)
     try:
-        try:
-            commit = repo.commit(sha)
-        except (git.BadName, git.BadObject, ValueError, git.GitCommandError):
-            raise GitError(f"commit {sha[:12]} is not in this clone", hint="fetch it first") from None
+        commit = _commit_in(repo, sha)
         try:
             item = commit.tree / (_below_top(repo, root) / rel).as_posix()
         except KeyError:
@@ -272,14 +278,10 @@ def files_at(root: Path, sha: str, folder: str, *, limit: int) -> dict[str, str]
 
     What a pull request must not control is read from its base this way (the plan comment's
     templates), never from the pull request's own checkout."""
-    import git
 
     repo = _repo_at(root)
     try:
-        try:
-            commit = repo.commit(sha)
-        except (git.BadName, git.BadObject, ValueError, git.GitCommandError):
-            raise GitError(f"commit {sha[:12]} is not in this clone", hint="fetch it first") from None
+        commit = _commit_in(repo, sha)
         where = _below_top(repo, root) / folder
         tree: Any  # GitPython's tree walk is typed as a union of every object kind
         try:

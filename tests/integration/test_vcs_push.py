@@ -28,13 +28,18 @@ def clone(tmp_path: Path) -> tuple[Path, Path]:
     """(a bare origin, a clone of it) whose `main` both have one commit."""
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    ours = tmp_path / "ours"
-    subprocess.run(["git", "clone", "-q", str(remote), str(ours)], check=True, capture_output=True)
-    (ours / "README.md").write_text("evals\n")
-    git(ours, "add", "README.md")
-    git(ours, "commit", "-qm", "readme")
+    ours = clone_with_commit(remote, tmp_path / "ours", "README.md", "readme")
     git(ours, "push", "-q", "origin", "main")
     return remote, ours
+
+
+def clone_with_commit(remote: Path, dest: Path, name: str, message: str) -> Path:
+    """A clone of `remote` at `dest` with one commit more, adding the file `name`."""
+    subprocess.run(["git", "clone", "-q", str(remote), str(dest)], check=True, capture_output=True)
+    (dest / name).write_text(f"{message}\n")
+    git(dest, "add", name)
+    git(dest, "commit", "-qm", message)
+    return dest
 
 
 def own_commit(root: Path, lines: list[str]) -> str:
@@ -146,11 +151,7 @@ def test_a_push_another_push_overtook_on_the_remote_is_rebased_and_lands(
     clone: tuple[Path, Path], tmp_path: Path
 ) -> None:
     remote, ours = clone
-    other = tmp_path / "other"
-    subprocess.run(["git", "clone", "-q", str(remote), str(other)], check=True, capture_output=True)
-    (other / "CHANGELOG.md").write_text("their change\n")
-    git(other, "add", "CHANGELOG.md")
-    git(other, "commit", "-qm", "theirs")
+    other = clone_with_commit(remote, tmp_path / "other", "CHANGELOG.md", "theirs")
     git(other, "push", "-q", "origin", "HEAD:refs/heads/theirs")
     theirs = git(other, "rev-parse", "HEAD")
     # their push lands on main while the remote is taking ours: git says
