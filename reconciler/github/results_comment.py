@@ -65,7 +65,7 @@ def agent_row(agent: AgentReport) -> str:
     deepest = r.deepest_pass_at_k
     k = f"pass@{deepest.k} {pct(deepest.value)}" if deepest is not None else "n/a"
     cells = [
-        cell(r.label),
+        code_cell(r.label),  # a model name from a spec or the platform: never a link or a mention
         f"{pct(interval.value)}{ci}",
         k,
         _money(r.cost_per_task),
@@ -111,7 +111,8 @@ def run_section(run: RunReport, *, server_url: str, repository: str, ref: str) -
         lines.append("Still going; this comment is updated when it ends.")
         return "\n".join(lines) + "\n"
     if run.reason:
-        lines += [f"Why it {run.status}, from its logs: {cell(run.reason)}", ""]
+        # the platform's words, and a model's: a code span, so no `@name` in them pings anyone
+        lines += [f"Why it {run.status}, from its logs: {code_cell(run.reason)}", ""]
     elif not run.succeeded:
         lines += [f"The run {run.status}; its logs give no reason.", ""]
     if run.problem:

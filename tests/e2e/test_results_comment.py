@@ -185,7 +185,7 @@ def test_the_results_comment_shows_each_agents_figures_recomputed_from_results_c
     before = first_attempts_by_agent(run_dir(root, previous) / "results.csv")
     assert len(now) == 2
     for (harness, model), outcomes in now.items():
-        [row] = [line for line in body.splitlines() if line.startswith(f"| {harness} · {model} |")]
+        [row] = [line for line in body.splitlines() if line.startswith(f"| `{harness} · {model}` |")]
         interval = scoring.pass_at_1(outcomes)
         old_value = scoring.pass_at_1(before[(harness, model)]).value
         assert interval.value is not None and interval.ci_low is not None and interval.ci_high is not None

@@ -48,7 +48,12 @@ def test_a_failed_or_stopped_run_makes_the_status_a_failure() -> None:
 
 def test_a_failed_run_section_gives_the_reason_from_its_logs() -> None:
     text = run_section(run("failed", reason="sandbox provisioning failed: image pull timed out"), **LINKS)
-    assert "Why it failed, from its logs: sandbox provisioning failed: image pull timed out" in text
+    assert "Why it failed, from its logs: `sandbox provisioning failed: image pull timed out`" in text
+
+
+def test_a_reason_from_the_logs_never_mentions_anyone() -> None:
+    text = run_section(run("failed", reason="agent crashed; ping @octo-org/oncall"), **LINKS)
+    assert "`agent crashed; ping @octo-org/oncall`" in text
 
 
 def test_a_run_still_going_shows_only_its_status() -> None:
