@@ -283,7 +283,9 @@ def _platform_moved(project: Project, github: GitHubContext, platform: str | Non
     only to the base's platform: say so (comment, summary, warning) and exit 0 without a plan,
     which runs against the new platform once the change is merged. A platform from --platform or
     OSMOSIS_PLATFORM_URL (the workflow's own) and the local platform (no token) are not asked."""
+    from ..errors import ConfigError
     from ..github.publish import publish_failure
+    from ..osmosis.urls import same_platform
     from ..settings import LOCAL_PLATFORM
     from ..specs.models import SETTINGS_FILE
     from ..vcs.commit import GitError
@@ -293,15 +295,27 @@ def _platform_moved(project: Project, github: GitHubContext, platform: str | Non
     if platform or os.environ.get("OSMOSIS_PLATFORM_URL", "").strip():
         return False
     mine = (project.settings.platform or "").strip()
+    if not mine or mine == LOCAL_PLATFORM or not os.environ.get("OSMOSIS_TOKEN", "").strip():
+        return False  # no token goes anywhere
     base = github.pull_request.base_sha or (review.merge_base if review is not None else None)
-    if not mine or mine == LOCAL_PLATFORM or base is None:
-        return False
     try:
-        text = file_at(project.root, base, SETTINGS_FILE, limit=1024 * 1024)
+        text = file_at(project.root, base, SETTINGS_FILE, limit=1024 * 1024) if base else None
+        known = base is not None
     except GitError:
-        return False  # the base is not in this clone: the review has warned about it already
+        known = False
+    if not known:
+        # the token may not go where the pull request says before the base's word is read
+        message = (
+            f"the base branch's {SETTINGS_FILE} could not be read (its commit is not in this checkout), so"
+            " reconciler cannot tell whether this pull request moved `platform`, and sends OSMOSIS_TOKEN nowhere."
+            " Check out with fetch-depth: 0 (as the scaffolded plan.yml does)"
+        )
+        publish_failure(
+            github, f"### reconciler plan: not computed\n\nThe plan was not computed: {message}.\n", create=True
+        )
+        raise ConfigError(message)
     theirs = _platform_in(text)
-    if theirs is not None and theirs.rstrip("/") == mine.rstrip("/"):
+    if theirs is not None and same_platform(theirs, mine):
         return False
     message = (
         f"this pull request changes `platform` in {SETTINGS_FILE} from {theirs or 'unset'} to {mine}, and"

@@ -74,3 +74,12 @@ def require_secure(url: str) -> None:
         f"Refusing non-HTTPS platform URL {url}: the token would travel in clear text",
         hint=f"use https, or set {ALLOW_INSECURE_ENV}=1 if you really mean it",
     )
+
+
+def same_platform(a: str, b: str) -> bool:
+    """Whether two platform settings name one platform (normalized as above); a setting that is
+    no valid URL is the same only as the identical text."""
+    try:
+        return normalize_base_url(a) == normalize_base_url(b)
+    except ConfigError:
+        return a.strip() == b.strip()

@@ -91,9 +91,36 @@ def test_a_pull_request_pointing_the_platform_elsewhere_sends_it_no_token(
     assert "OSMOSIS_TOKEN only to the platform of the base branch" in done.stderr
 
 
+def test_a_checkout_without_the_base_commit_sends_the_token_nowhere(
+    tmp_path: Path, github: FakeGitHub, listener: Listener
+) -> None:
+    origin = pull_request(tmp_path, "https://platform.osmosis.example", listener.url)
+    env = pull_request_env(tmp_path, origin, github) | {"OSMOSIS_TOKEN": TOKEN}
+    shallow = tmp_path / "shallow"
+    git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth",
+        "1",
+        "--single-branch",
+        "--branch",
+        "change-model",
+        origin.as_uri(),
+        "shallow",
+    )
+    origin.rename(tmp_path / "gone")  # the base commit cannot be fetched either
+    done = subprocess.run(
+        [RECONCILER, "plan", "--github-comment"], cwd=shallow, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert listener.connections == 0
+    assert "could not be read" in done.stderr and "fetch-depth: 0" in done.stderr
+
+
 def test_a_pull_request_on_the_base_branchs_platform_is_planned(tmp_path: Path, github: FakeGitHub) -> None:
     with serve_platform(tmp_path / "platform") as served:
-        origin = pull_request(tmp_path, served.url, served.url + "/")
+        origin = pull_request(tmp_path, served.url.upper(), served.url + "/")  # one platform, written two ways
         done = subprocess.run(
             [RECONCILER, "plan", "--github-comment"],
             cwd=tmp_path / "work",
