@@ -32,3 +32,11 @@ def code_cell(value: object) -> str:
         return ""
     text = text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
     return f"`{text}`"
+
+
+def code_span(value: object) -> str:
+    """Text as an inert code span in a Markdown line that is no table row and no HTML comment
+    (a run's failure reason from its logs): only a backtick, which would close it, becomes `'`, so
+    `<module>` and `a | b` read as they are (in a code span GitHub decodes no `&lt;` or `\\|`)."""
+    text = visible(" ".join(str(value).split()))
+    return f"`{text.replace('`', chr(39))}`" if text else ""

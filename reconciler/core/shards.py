@@ -75,7 +75,15 @@ def by_spec_id(spec_ids: Iterable[str], count: int) -> list[Shard]:
     return [Shard(name=f"shard-{i:0{width}d}-of-{count}", targets=tuple(ids)) for i, ids in enumerate(buckets) if ids]
 
 
+# What an older sharded workflow finds in `matrix.targets`: it split that value on spaces and
+# read only its first line, so given the ids one a line it would reconcile one spec a shard and
+# say nothing. Given this (one word: no spec id, as `.github` is a hidden folder), its job stops
+# at once, and `reconcile` says which line of the workflow to change (engine/operations.check_targets).
+OLD_WORKFLOW_TARGET = "matrix.targets-is-now-matrix.ids:update-.github/workflows/reconcile.yml"
+
+
 def matrix_json(shards: Iterable[Shard]) -> str:
-    """The `strategy.matrix` value for `fromJSON`, on one line: each shard's targets one id a line."""
-    include = [{"shard": s.name, "targets": "\n".join(s.targets)} for s in shards]
+    """The `strategy.matrix` value for `fromJSON`, on one line: each shard's spec ids in `ids`,
+    one id a line (an id may hold spaces, never a newline)."""
+    include = [{"shard": s.name, "ids": "\n".join(s.targets), "targets": OLD_WORKFLOW_TARGET} for s in shards]
     return json.dumps({"include": include}, separators=(",", ":"))

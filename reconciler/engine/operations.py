@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import json_text
 from ..core.plan import ActionKind, Plan, plan
+from ..core.shards import OLD_WORKFLOW_TARGET
 from ..core.world import Desired, Observed, ObservedRun, Policy
 from ..errors import SpecError, StalePlanError, UsageError
 from ..files import read_regular, write_atomic
@@ -44,6 +45,13 @@ def make_policy(project: Project, targets: Sequence[str], prune: bool, allow_pro
 
 
 def check_targets(session: RepoSession, targets: Sequence[str]) -> None:
+    if OLD_WORKFLOW_TARGET in targets:
+        raise UsageError(
+            "this shard job passes `matrix.targets`, which `reconciler shards` no longer fills: the shard's"
+            " spec ids are in `matrix.ids`, one a line. Nothing was done",
+            hint="in .github/workflows/reconcile.yml read them with `mapfile -t` from `matrix.ids`, as"
+            " `reconciler init --sharded` writes it in an empty folder",
+        )
     known = {d.spec.id for d in session.desired.runs} | {b.id for b in session.desired.benchmarks}
     unknown = sorted(set(targets) - known)
     if unknown:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from urllib.parse import quote
 
-from ..core.cells import cell, code_cell
+from ..core.cells import cell, code_cell, code_span
 from ..core.run_results import AgentReport, RunReport
 from .rest import CommitStatus
 
@@ -112,7 +112,7 @@ def run_section(run: RunReport, *, server_url: str, repository: str, ref: str) -
         return "\n".join(lines) + "\n"
     if run.reason:
         # the platform's words, and a model's: a code span, so no `@name` in them pings anyone
-        lines += [f"Why it {run.status}, from its logs: {code_cell(run.reason)}", ""]
+        lines += [f"Why it {run.status}, from its logs: {code_span(run.reason)}", ""]
     elif not run.succeeded:
         lines += [f"The run {run.status}; its logs give no reason.", ""]
     if run.problem:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from reconciler import __version__
+from reconciler.core.shards import OLD_WORKFLOW_TARGET
 
 pytestmark = pytest.mark.slow
 BIN = Path(sys.executable).parent
@@ -238,7 +239,9 @@ def test_the_sharded_scaffold_passes_actionlint(sharded: Path) -> None:
 def test_shards_lists_one_shard_per_benchmark_in_a_fresh_scaffold(sharded: Path) -> None:
     done = run(sharded, "shards", "--format", "json")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == '{"include":[{"shard":"terminal-bench-2-1-7e2d31cc","targets":"tb-smoke"}]}\n'
+    assert json.loads(done.stdout) == {
+        "include": [{"shard": "terminal-bench-2-1-7e2d31cc", "ids": "tb-smoke", "targets": OLD_WORKFLOW_TARGET}]
+    }
 
 
 def test_shards_by_spec_id_prints_one_line_per_shard(sharded: Path) -> None:
@@ -252,7 +255,17 @@ def test_shards_set_in_the_settings_split_by_spec_id_with_no_flag(sharded: Path)
     settings.write_text(settings.read_text().replace("# shards = 4", "shards = 4"))
     done = run(sharded, "shards", "--format", "json")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith('{"include":[{"shard":"shard-') and '"targets":"tb-smoke"' in done.stdout
+    assert done.stdout.startswith('{"include":[{"shard":"shard-') and '"ids":"tb-smoke"' in done.stdout
+
+
+def test_an_older_sharded_workflow_reading_matrix_targets_stops_and_says_what_to_change(sharded: Path) -> None:
+    # an older scaffold split `matrix.targets` on spaces (`read -r -a`) and read its first line only
+    [entry] = json.loads(run(sharded, "shards", "--format", "json").stdout)["include"]
+    args = [arg for word in entry["targets"].split() for arg in ("--target", word)]
+    done = run(sharded, "reconcile", *args)
+    assert done.returncode == 64, done.stdout + done.stderr
+    assert "`matrix.ids`" in done.stderr and "Nothing was done" in done.stderr
+    assert not (sharded / ".reconciler/state.json").exists()
 
 
 def test_shards_github_output_outside_actions_says_what_is_missing(sharded: Path) -> None:

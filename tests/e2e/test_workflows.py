@@ -397,9 +397,7 @@ class ShardedRun:
         submitted = {}
         for entry in include:
             workspace = self.clone(f"shard-{entry['shard']}")
-            job = self.job(
-                "reconcile", workspace, **{"matrix.shard": entry["shard"], "matrix.targets": entry["targets"]}
-            )
+            job = self.job("reconcile", workspace, **{"matrix.shard": entry["shard"], "matrix.ids": entry["ids"]})
             step = job.step("Reconcile shard")
             assert step.code == 0, explain(job.results)
             submitted[entry["shard"]] = set(SUBMITTED.findall(step.stdout))
@@ -435,7 +433,7 @@ def test_sharded_reconcile_workflow_runs_two_shards_and_commits_once(
         matrix = run.matrix()
         assert [e["shard"] for e in matrix] == ["hle-721c8aa9", "terminal-bench-2-1-7e2d31cc"]
         submitted = run.reconcile_shards(matrix)
-        assert submitted == {e["shard"]: set(e["targets"].split("\n")) for e in matrix}
+        assert submitted == {e["shard"]: set(e["ids"].split("\n")) for e in matrix}
         assert all(git(tmp_path / f"shard-{e['shard']}", "rev-parse", "HEAD") == before for e in matrix)  # no commits
         final = run.job("commit", run.clone("final"))
     assert [(r.name, r.code) for r in final.results if r.code is not None] == [
@@ -457,7 +455,7 @@ def test_a_spec_id_with_a_space_is_reconciled_by_its_own_shard_alone(
     with served(tmp_path / "platform") as (url, token):
         run = ShardedRun(origin, tmp_path, github, url, token)
         matrix = run.matrix()
-        targets = {e["shard"]: e["targets"].split("\n") for e in matrix}
+        targets = {e["shard"]: e["ids"].split("\n") for e in matrix}
         assert "runs/smoke tb-smoke" in targets["shard-0-of-2"] and "runs/smoke" in targets["shard-1-of-2"]
         submitted = run.reconcile_shards(matrix)
     assert submitted == {shard: set(ids) for shard, ids in targets.items()}
@@ -485,11 +483,14 @@ def test_sharded_workflow_gives_each_shard_its_own_concurrency_group() -> None:
     [WORKFLOWS / "reconcile.yml", SCAFFOLDED_RECONCILE, SHARDED],
     ids=["this-repository", "scaffolded", "scaffolded-sharded"],
 )
-def test_the_reconcile_workflows_act_only_on_mains_specs(workflow: Path) -> None:
+def test_the_reconcile_workflows_are_dispatched_only_on_the_default_branch(workflow: Path) -> None:
     # a dispatch from another branch would submit from specs no one reviewed, with the token
     jobs = load(workflow)["jobs"]
     first = next(iter(jobs.values()))
-    assert first["if"] == "github.ref == 'refs/heads/main'"
+    assert first["if"] == (
+        "github.event_name != 'workflow_dispatch'"
+        " || github.ref == format('refs/heads/{0}', github.event.repository.default_branch)"
+    )
     assert all("needs" in job for job in list(jobs.values())[1:])  # the others wait on it, and skip with it
 
 

@@ -37,7 +37,7 @@ def summary_env(tmp_path: Path) -> dict[str, str]:
 def test_a_commit_github_does_not_know_is_reported_in_the_summary_only(tmp_path: Path, github: FakeGitHub) -> None:
     said = publish_results(ctx(github), [report("failed", commit="not-a-sha")], env=summary_env(tmp_path), verbose=True)
     assert said == ["commit not-a-sha belongs to no pull request; its runs are in the job summary only"]
-    assert "Why it failed, from its logs: sandbox provisioning failed" in (tmp_path / "summary.md").read_text()
+    assert "Why it failed, from its logs: `sandbox provisioning failed`" in (tmp_path / "summary.md").read_text()
     assert github.calls("POST") == []
 
 

@@ -51,6 +51,11 @@ def test_a_failed_run_section_gives_the_reason_from_its_logs() -> None:
     assert "Why it failed, from its logs: `sandbox provisioning failed: image pull timed out`" in text
 
 
+def test_a_reason_from_the_logs_reads_as_it_is() -> None:
+    text = run_section(run("failed", reason="expected <module> | got x"), **LINKS)
+    assert "from its logs: `expected <module> | got x`" in text
+
+
 def test_a_reason_from_the_logs_never_mentions_anyone() -> None:
     text = run_section(run("failed", reason="agent crashed; ping @octo-org/oncall"), **LINKS)
     assert "`agent crashed; ping @octo-org/oncall`" in text

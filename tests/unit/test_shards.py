@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from reconciler.core.identity import Marker
-from reconciler.core.shards import Shard, by_benchmark, by_spec_id, matrix_json
+from reconciler.core.shards import OLD_WORKFLOW_TARGET, Shard, by_benchmark, by_spec_id, matrix_json
 from reconciler.core.world import RunAgents
 from reconciler.engine.shard_state import merge_states
 from reconciler.engine.state import Intent, Replaced, SpecRecord, State
@@ -94,7 +94,9 @@ def test_zero_shards_is_refused() -> None:
 
 def test_the_matrix_is_githubs_include_list_with_one_target_a_line() -> None:
     text = matrix_json([Shard(name="tb", targets=("runs/smoke tb-smoke", "tb-smoke"))])
-    assert json.loads(text) == {"include": [{"shard": "tb", "targets": "runs/smoke tb-smoke\ntb-smoke"}]}
+    assert json.loads(text) == {
+        "include": [{"shard": "tb", "ids": "runs/smoke tb-smoke\ntb-smoke", "targets": OLD_WORKFLOW_TARGET}]
+    }
     assert "\n" not in text
 
 
@@ -102,7 +104,7 @@ def test_the_matrix_is_githubs_include_list_with_one_target_a_line() -> None:
 def test_every_spec_id_the_loader_accepts_comes_back_from_the_matrix_as_one_target(ids: list[str]) -> None:
     # the workflow reads `targets` with `mapfile -t`: one --target per line
     [entry] = json.loads(matrix_json([Shard(name="s", targets=tuple(ids))]))["include"]
-    assert entry["targets"].split("\n") == ids
+    assert entry["ids"].split("\n") == ids
 
 
 def test_no_specs_give_an_empty_include_list() -> None:
