@@ -50,7 +50,8 @@ def decide(
     - missing: created; identical: unchanged; --force: overwrote.
     - `.gitignore`: its missing lines are added to the user's own (updated), never replaced.
     - `reconcile.yml` as this version scaffolds the other variant, unedited: switched (so
-      `init --sharded` in an initialized project moves to the matrix, and back).
+      `init --sharded` in an initialized project moves to the matrix, and back); as the
+      previous version scaffolded either, unedited: updated (or switched) to this version's.
     - any other existing file: kept in a project that has reconciler.toml (init completes it),
       a conflict in a directory that has none (init refuses to half-scaffold someone's files).
     """
@@ -70,7 +71,31 @@ def decide(
         ) + "\n"
     if rel == RECONCILE_WORKFLOW and _other_variant(sharded).fullmatch(existing):
         return "switched", scaffold
+    if rel == RECONCILE_WORKFLOW and (earlier := _earlier_variant(existing)) is not None:
+        return ("updated" if earlier == sharded else "switched"), scaffold
     return ("kept", None) if initialized else ("conflict", None)
+
+
+# reconcile.yml as the previous version scaffolded it (sharded or not): the shard jobs read
+# `matrix.targets` there, which `reconciler shards` no longer fills, so init replaces it unedited
+EARLIER = {False: "scaffold/previous/reconcile.yml", True: "scaffold/previous/reconcile-sharded.yml"}
+
+
+def _earlier_variant(existing: str) -> bool | None:
+    """Whether `existing` is an unedited reconcile.yml of the previous version: True for its
+    sharded variant, False for its single job, None for neither."""
+    from importlib.resources import files
+
+    for sharded, resource in EARLIER.items():
+        template = files("reconciler").joinpath(resource).read_text(encoding="utf-8")
+        if _pinned_anywhere(template).fullmatch(existing):
+            return sharded
+    return None
+
+
+def _pinned_anywhere(template: str) -> re.Pattern[str]:
+    """The template with any pinned version in place of the placeholder."""
+    return re.compile(re.escape(template).replace(re.escape(VERSION_PLACEHOLDER), r'[^"\s]+'))
 
 
 def _other_variant(sharded: bool) -> re.Pattern[str]:
@@ -79,7 +104,7 @@ def _other_variant(sharded: bool) -> re.Pattern[str]:
 
     resource = "scaffold/workflows/reconcile.yml"
     template = files("reconciler").joinpath(resource if sharded else SHARDED[resource]).read_text(encoding="utf-8")
-    return re.compile(re.escape(template).replace(re.escape(VERSION_PLACEHOLDER), r'[^"\s]+'))
+    return _pinned_anywhere(template)
 
 
 def _read(path: Path) -> str | None:

@@ -49,8 +49,8 @@ def check_targets(session: RepoSession, targets: Sequence[str]) -> None:
         raise UsageError(
             "this shard job passes `matrix.targets`, which `reconciler shards` no longer fills: the shard's"
             " spec ids are in `matrix.ids`, one a line. Nothing was done",
-            hint="in .github/workflows/reconcile.yml read them with `mapfile -t` from `matrix.ids`, as"
-            " `reconciler init --sharded` writes it in an empty folder",
+            hint="run `reconciler init --sharded`, which replaces the previous version's unedited workflow; an edited"
+            " one reads them with `mapfile -t` from `matrix.ids`, as `reconciler init --sharded` writes it",
         )
     known = {d.spec.id for d in session.desired.runs} | {b.id for b in session.desired.benchmarks}
     unknown = sorted(set(targets) - known)

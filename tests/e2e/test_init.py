@@ -118,6 +118,23 @@ def test_init_sharded_switches_an_initialized_project_and_keeps_its_settings(sca
     assert "switched" in run(scaffolded, "init").stdout  # and back
 
 
+@pytest.mark.parametrize(("earlier", "asked"), [(False, []), (True, ["--sharded"]), (True, []), (False, ["--sharded"])])
+def test_init_replaces_the_previous_versions_unedited_reconcile_workflow(
+    scaffolded: Path, earlier: bool, asked: list[str]
+) -> None:
+    # the previous sharded workflow read `matrix.targets`, which `reconciler shards` no longer fills
+    previous = ROOT / "reconciler/scaffold/previous" / ("reconcile-sharded.yml" if earlier else "reconcile.yml")
+    workflow = scaffolded / ".github/workflows/reconcile.yml"
+    workflow.write_text(previous.read_text().replace("@RECONCILER_VERSION@", "0.9.0"))
+    done = run(scaffolded, "init", *asked)
+    assert done.returncode == 0, done.stderr
+    verb = "updated" if earlier == bool(asked) else "switched"
+    assert f"{verb} .github/workflows/reconcile.yml" in done.stdout
+    jobs = list(yaml.safe_load(workflow.read_text())["jobs"])
+    assert jobs == (["shards", "reconcile", "commit"] if asked else ["reconcile"])
+    assert "matrix.targets" not in workflow.read_text()
+
+
 def test_init_sharded_keeps_an_edited_workflow_and_says_so(scaffolded: Path) -> None:
     workflow = scaffolded / ".github/workflows/reconcile.yml"
     workflow.write_text(workflow.read_text() + "# ours\n")
