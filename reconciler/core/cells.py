@@ -27,11 +27,7 @@ def code_cell(value: object) -> str:
     `'`; `|` becomes `\\|`, which GFM resolves at the table level, so the span cannot split a
     table row; `<` and `>` stay entities, so the same text is safe inside an HTML comment (a raw
     `-->` would end it); control and bidi characters are shown as escapes."""
-    text = visible(" ".join(str(value).split()))
-    if not text:
-        return ""
-    text = text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("`", "'")
-    return f"`{text}`"
+    return code_span(str(value).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;"))
 
 
 def code_span(value: object) -> str:

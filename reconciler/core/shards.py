@@ -10,11 +10,11 @@ scheduled run to the next:
   or deleting a spec never moves another one; empty shards are left out. Shard `i` is named
   `shard-i-of-count`: distinct, lowercase, and the same whichever specs exist.
 
-The matrix is GitHub's `{"include": [{"shard": NAME, "targets": IDS}]}`, IDS the shard's spec
-ids one a line; a job turns each line into one `--target ID` flag. Lines, because a spec id may
-hold spaces (it comes from a file name: `runs/smoke tb-smoke`) but never a newline (the spec id
-rules refuse control characters): split on spaces, that id targeted `runs/smoke` and `tb-smoke`,
-specs of other shards, and was itself never reconciled.
+The matrix is GitHub's `{"include": [{"shard": NAME, "ids": IDS, "targets": OLD_WORKFLOW_TARGET}]}`,
+IDS the shard's spec ids one a line; a job turns each line into one `--target ID` flag. Lines,
+because a spec id may hold spaces (it comes from a file name: `runs/smoke tb-smoke`) but never a
+newline (the spec id rules refuse control characters): split on spaces, that id targeted
+`runs/smoke` and `tb-smoke`, specs of other shards, and was itself never reconciled.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def benchmark_shard_name(ref: str) -> str:
     The name is the group `reconcile-<repo>-<name>` and the artifact `state-<name>`. Two refs must
     never share one (two jobs in one group, one state artifact lost), and GitHub compares group
     names ignoring case, so the cleaned part is lowercase and the hash tells apart refs that clean
-    alike (`a/b`, `a-b`, `A-B`; two would need the same first 32 bits of SHA-256 too). And a ref's name must not depend on the other refs: numbering
-    clashes in ref order renamed `harbor/x@1` from `harbor-x-1` to `harbor-x-1-2` when `harbor/x-1`
+    alike (`a/b`, `a-b`, `A-B`; two would need the same first 32 bits of SHA-256 too). And a ref's
+    name must not depend on the other refs: numbering clashes in ref order renamed `harbor/x@1` from `harbor-x-1` to `harbor-x-1-2` when `harbor/x-1`
     came, so a job of an earlier run and one of the next ran in two groups at once and both
     submitted its specs.
     """

@@ -15,9 +15,9 @@ from pathlib import Path
 from ..core.world import Observed
 from ..errors import BoardRefused
 from ..render.markers import MarkerError, begin_marker, replace_block
-from ..safe_paths import UnsafePathError, is_ours, writable_path
+from ..safe_paths import UnsafePathError, is_ours, overlaps, path_problem, writable_path
 from ..settings import LOCAL_PLATFORM
-from ..specs.board_paths import board_path_problems
+from ..specs.board_paths import board_path_problems, reserved_paths
 from ..specs.models import BenchmarkSpec
 from .session import RepoSession
 
@@ -75,7 +75,11 @@ def generated_places(session: RepoSession) -> frozenset[str]:
     leaderboard file the benchmark specs name now, and each file the state file records reconciler
     writing (`generated`, never pruned: the board of a spec since removed is there too). A push
     tells reconciler's own unpushed commits by it (vcs.commit.OwnCommits)."""
-    places = {session.project.settings.state_file, *session.state.generated}
+    settings = session.project.settings
+    rooms = [room for room, _ in reserved_paths(settings)]
+    # the state file is a text anyone can edit: what it records counts only where a board may be
+    recorded = {rel for rel in session.state.generated if path_problem(rel) is None}
+    places = {settings.state_file, *(rel for rel in recorded if not any(overlaps(rel, room) for room in rooms))}
     for spec in session.desired.benchmarks:
         if spec.leaderboard is not None:
             places.update(rel for rel in (spec.leaderboard.output, spec.leaderboard.chart) if rel)
